@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/* The content cache: one buffer per content, pluggable eviction. */
+#include "seacache/ccache.h"
+
+static void ccache_free_push(struct sc_ccache *cc, uint32_t slot)
+{
+	cc->tab.next[slot] = cc->free_head;
+	cc->free_head = slot;
+}
+
+struct sc_ccache *sc_ccache_create(const struct sc_ccache_config *cfg)
+{
+	struct sc_ccache *cc;
+	uint32_t cap = cfg->capacity_blocks;
+	uint32_t i;
+
+	if (!sc_block_size_valid(cfg->block_size)) {
+		sc_log_err("content cache: block size %u is invalid: use a power of two from %u to %u",
+			   cfg->block_size, SC_BLOCK_SIZE_MIN, SC_BLOCK_SIZE_MAX);
+		return NULL;
+	}
+	if (cap == 0 || cap == SC_NIL) {
+		sc_log_err("content cache: capacity %u blocks is invalid: use 1 to %u",
+			   cap, SC_NIL - 1);
+		return NULL;
+	}
+	cc = sc_zalloc(sizeof(*cc));
+	if (!cc)
+		return NULL;
+	cc->block_size = cfg->block_size;
+	cc->capacity = cap;
+	cc->on_evict = cfg->on_evict;
+	cc->ctx = cfg->ctx;
+	cc->hash = sc_calloc(cap, sizeof(*cc->hash));
+	cc->share = sc_calloc(cap, sizeof(*cc->share));
+	cc->data = sc_calloc(cap, cfg->block_size);
+	if (!cc->hash || !cc->share || !cc->data ||
+	    sc_itab_init(&cc->tab, cap)) {
+		sc_log_err("content cache: cannot allocate %u blocks of %u bytes",
+			   cap, cfg->block_size);
+		goto fail;
+	}
+	if (sc_policy_create(&cc->policy, cfg->policy ? cfg->policy : "lru",
+			     cap, cc->share))
+		goto fail;
+	cc->free_head = SC_NIL;
+	for (i = cap; i-- > 0;)
+		ccache_free_push(cc, i);
+	return cc;
+fail:
+	sc_ccache_destroy(cc);
+	return NULL;
+}
+
+void sc_ccache_destroy(struct sc_ccache *cc)
+{
+	if (!cc)
+		return;
+	sc_policy_destroy(&cc->policy);
+	sc_itab_destroy(&cc->tab);
+	sc_free(cc->data);
+	sc_free(cc->share);
+	sc_free(cc->hash);
+	sc_free(cc);
+}
+
+uint32_t sc_ccache_find(const struct sc_ccache *cc, const struct sc_hash *h)
+{
+	uint32_t i;
+
+	for (i = sc_itab_first(&cc->tab, sc_hash_key64(h)); i != SC_NIL;
+	     i = sc_itab_next(&cc->tab, i))
+		if (sc_hash_eq(&cc->hash[i], h))
+			return i;
+	return SC_NIL;
+}
+
+const void *sc_ccache_lookup(struct sc_ccache *cc, const struct sc_hash *h)
+{
+	uint32_t slot = sc_ccache_find(cc, h);
+
+	if (slot == SC_NIL) {
+		cc->st.misses++;
+		return NULL;
+	}
+	cc->st.hits++;
+	cc->policy.ops->hit(&cc->policy, slot);
+	return sc_ccache_slot_data(cc, slot);
+}
+
+static void ccache_remove_slot(struct sc_ccache *cc, uint32_t slot)
+{
+	sc_itab_del(&cc->tab, sc_hash_key64(&cc->hash[slot]), slot);
+	cc->policy.ops->remove(&cc->policy, slot);
+	ccache_free_push(cc, slot);
+	cc->st.blocks--;
+}
+
+static void ccache_evict_one(struct sc_ccache *cc)
+{
+	uint32_t slot = cc->policy.ops->victim(&cc->policy);
+	struct sc_hash gone = cc->hash[slot];
+
+	ccache_remove_slot(cc, slot);
+	cc->st.evictions++;
+	if (cc->on_evict)
+		cc->on_evict(cc->ctx, &gone);
+}
+
+int sc_ccache_insert(struct sc_ccache *cc, const struct sc_hash *h,
+		     const void *data, uint32_t share)
+{
+	uint32_t slot = sc_ccache_find(cc, h);
+
+	if (slot != SC_NIL) {
+		if (sc_memcmp(sc_ccache_slot_data(cc, slot), data,
+			      cc->block_size) != 0) {
+			char hex[2 * SC_HASH_LEN + 1];
+
+			sc_hash_to_hex(h, hex);
+			sc_log_err("content cache: two different blocks have the hash %s; the new one is not cached",
+				   hex);
+			cc->st.collisions++;
+			return -SC_EEXIST;
+		}
+		cc->share[slot] = share;
+		cc->policy.ops->hit(&cc->policy, slot);
+		return 0;
+	}
+	if (cc->free_head == SC_NIL)
+		ccache_evict_one(cc);
+	slot = cc->free_head;
+	cc->free_head = cc->tab.next[slot];
+	cc->hash[slot] = *h;
+	cc->share[slot] = share;
+	sc_memcpy(cc->data + (size_t)slot * cc->block_size, data,
+		  cc->block_size);
+	sc_itab_add(&cc->tab, sc_hash_key64(h), slot);
+	cc->policy.ops->insert(&cc->policy, slot);
+	cc->st.inserts++;
+	cc->st.bytes_in += cc->block_size;
+	cc->st.blocks++;
+	return 0;
+}
+
+void sc_ccache_set_share(struct sc_ccache *cc, const struct sc_hash *h,
+			 uint32_t share)
+{
+	uint32_t slot = sc_ccache_find(cc, h);
+
+	if (slot != SC_NIL)
+		cc->share[slot] = share;
+}
+
+bool sc_ccache_remove(struct sc_ccache *cc, const struct sc_hash *h)
+{
+	uint32_t slot = sc_ccache_find(cc, h);
+
+	if (slot == SC_NIL)
+		return false;
+	ccache_remove_slot(cc, slot);
+	return true;
+}
+
+void sc_ccache_get_stats(const struct sc_ccache *cc,
+			 struct sc_ccache_stats *out)
+{
+	*out = cc->st;
+	out->meta_bytes = sizeof(*cc) +
+		(uint64_t)cc->capacity * (sizeof(*cc->hash) +
+					  sizeof(*cc->share)) +
+		sc_itab_bytes(&cc->tab) + cc->policy.ops->bytes(&cc->policy);
+	out->mem_bytes = out->meta_bytes +
+		(uint64_t)cc->capacity * cc->block_size;
+}

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * The content cache: the host page cache of SeaCache.
+ *
+ * Blocks are kept by content: one buffer per content hash, however many
+ * logical blocks (file, lbn) hold that content.  Each block carries a
+ * sharing count set by its owner (how many logical blocks are known to map
+ * to it), which dedup-aware eviction policies weigh.  Capacity is a whole
+ * number of blocks, fixed at creation; all memory is allocated then.
+ *
+ * Metadata per cached block, beyond the block itself: the slot (hash,
+ * index chain link, sharing count: 40 bytes), the index bucket (at most
+ * 8 bytes) and the policy's own state (8 bytes for LRU and ELRU-n).
+ *
+ * Not thread-safe: the caller serializes (see hostcache.h).
+ */
+#ifndef SEACACHE_CCACHE_H
+#define SEACACHE_CCACHE_H
+
+#include "hash.h"
+#include "itab.h"
+#include "policy.h"
+
+struct sc_ccache_config {
+	uint32_t block_size;		/* power of two, 4..64 KiB */
+	uint32_t capacity_blocks;	/* >= 1 */
+	const char *policy;		/* "lru", "elru:16", ... */
+	/* Told about every block that leaves the cache, or NULL. */
+	void (*on_evict)(void *ctx, const struct sc_hash *h);
+	void *ctx;
+};
+
+struct sc_ccache_stats {
+	uint64_t hits;		/* lookups that found the content */
+	uint64_t misses;	/* lookups that did not */
+	uint64_t inserts;	/* blocks placed in the cache */
+	uint64_t evictions;	/* blocks the policy chose to drop */
+	uint64_t collisions;	/* same hash, other bytes: refused */
+	uint64_t bytes_in;	/* bytes copied in by inserts */
+	uint64_t blocks;	/* blocks cached now */
+	uint64_t mem_bytes;	/* all memory held, data included */
+	uint64_t meta_bytes;	/* memory held beyond block data */
+};
+
+struct sc_ccache {
+	uint32_t block_size;
+	uint32_t capacity;
+	struct sc_hash *hash;	/* per slot */
+	uint32_t *share;	/* per slot */
+	uint8_t *data;		/* capacity * block_size */
+	struct sc_itab tab;	/* content hash -> slot */
+	uint32_t free_head;	/* free slots, linked through tab.next */
+	struct sc_policy policy;
+	struct sc_ccache_stats st;
+	void (*on_evict)(void *ctx, const struct sc_hash *h);
+	void *ctx;
+};
+
+struct sc_ccache *sc_ccache_create(const struct sc_ccache_config *cfg);
+void sc_ccache_destroy(struct sc_ccache *cc);
+
+/* The slot holding content h, or SC_NIL; no recency change, no stats. */
+uint32_t sc_ccache_find(const struct sc_ccache *cc, const struct sc_hash *h);
+
+/*
+ * Read access to content h: its block, or NULL.  Counts a hit or a miss
+ * and tells the policy.  The pointer is valid until the next insert or
+ * remove.
+ */
+const void *sc_ccache_lookup(struct sc_ccache *cc, const struct sc_hash *h);
+
+/*
+ * Place content h (block_size bytes at data) with sharing count share,
+ * evicting a block if the cache is full.  If h is cached already the bytes
+ * are compared: equal is a hit (share updated), different is a hash
+ * collision: logged, counted, refused with -SC_EEXIST.
+ */
+int sc_ccache_insert(struct sc_ccache *cc, const struct sc_hash *h,
+		     const void *data, uint32_t share);
+
+/* Set the sharing count of h if cached; no recency change. */
+void sc_ccache_set_share(struct sc_ccache *cc, const struct sc_hash *h,
+			 uint32_t share);
+
+/* Drop h; false if it was not cached.  on_evict is not called. */
+bool sc_ccache_remove(struct sc_ccache *cc, const struct sc_hash *h);
+
+static inline const void *sc_ccache_slot_data(const struct sc_ccache *cc,
+					      uint32_t slot)
+{
+	return cc->data + (size_t)slot * cc->block_size;
+}
+
+void sc_ccache_get_stats(const struct sc_ccache *cc,
+			 struct sc_ccache_stats *out);
+
+#endif /* SEACACHE_CCACHE_H */

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * The one door between the SeaCache core and its environment.
+ *
+ * The core's own files include this header and nothing else from libc or
+ * the kernel.  The build puts exactly one environment directory on the
+ * include path (lib/env/user or lib/env/kernel); its sc_env.h provides:
+ *   fixed-width integers, bool, size_t, NULL;
+ *   sc_zalloc/sc_calloc/sc_free (zeroed memory, may be large);
+ *   sc_memcpy/sc_memcmp/sc_memset/sc_strcmp/sc_strncmp/sc_strlen;
+ *   sc_mutex_t with sc_mutex_init/lock/unlock/destroy;
+ *   sc_log_err/sc_log_warn/sc_log_info;
+ *   SC_ENOMEM, SC_EINVAL, SC_EEXIST, SC_ENOENT, SC_EIO (returned negated).
+ */
+#ifndef SEACACHE_COMPAT_H
+#define SEACACHE_COMPAT_H
+
+#include "sc_env.h"
+
+#define SC_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Index value meaning "no slot" in the core's index-linked structures. */
+#define SC_NIL ((uint32_t)0xffffffffu)
+
+static inline bool sc_is_pow2(uint64_t x)
+{
+	return x && !(x & (x - 1));
+}
+
+/* Smallest power of two >= x (x >= 1, x <= 2^31). */
+static inline uint32_t sc_roundup_pow2(uint32_t x)
+{
+	uint32_t p = 1;
+
+	while (p < x)
+		p <<= 1;
+	return p;
+}
+
+/* Largest power of two <= x (x >= 1). */
+static inline uint32_t sc_rounddown_pow2(uint32_t x)
+{
+	uint32_t p = 1;
+
+	while (p <= x / 2)
+		p <<= 1;
+	return p;
+}
+
+static inline uint32_t sc_min_u32(uint32_t a, uint32_t b)
+{
+	return a < b ? a : b;
+}
+
+static inline uint64_t sc_min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* A 64-bit mixer (SplitMix64's finaliser): spreads structured keys. */
+static inline uint64_t sc_mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return x;
+}
+
+#endif /* SEACACHE_COMPAT_H */

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * The CSI-Map cache: content-sharing information known to a host (or kept
+ * by the lab's model of a server).
+ *
+ * Two directions: (file, lbn) -> content hash, and content hash -> every
+ * (file, lbn) known to hold it (the sharers; their count is the block's
+ * sharing count).  Entries come from reads (learnt) and from the server
+ * (pushed).  Overwriting an address moves it to its new content, so an
+ * address never maps to stale content.
+ *
+ * Memory is fixed at creation from a budget: entry slots (one per address,
+ * 48 bytes with index and LRU links) and content slots (one per distinct
+ * hash, 48 bytes), in the ratio of the expected sharing.  When either kind
+ * runs out, the least recently used addresses are forgotten; a content slot
+ * is freed with its last address.  Forgetting costs only a round trip
+ * later, never correctness.
+ *
+ * Not thread-safe: the caller serializes (see hostcache.h).
+ */
+#ifndef SEACACHE_CSIMAP_H
+#define SEACACHE_CSIMAP_H
+
+#include "hash.h"
+#include "itab.h"
+#include "lru.h"
+
+#define SC_CSIMAP_SHARING_DEFAULT 4u
+
+struct sc_addr {
+	uint64_t file;
+	uint64_t lbn;
+};
+
+enum sc_csi_source {
+	SC_CSI_LEARNT,	/* from a read or write reply for this address */
+	SC_CSI_PUSHED,	/* sent ahead by the server */
+};
+
+struct sc_csimap_config {
+	uint64_t mem_budget;		/* bytes for all of the map */
+	uint32_t expected_sharing;	/* addresses per content; 0: default */
+	/* Told when the number of sharers of h changes (0: none left). */
+	void (*on_share)(void *ctx, const struct sc_hash *h, uint32_t sharers);
+	void *ctx;
+};
+
+struct sc_csimap_stats {
+	uint64_t lookups;
+	uint64_t hits;
+	uint64_t learnt;	/* inserts of learnt entries */
+	uint64_t pushed;	/* inserts of pushed entries */
+	uint64_t overwrites;	/* an address moved to other content */
+	uint64_t evictions;	/* addresses forgotten for space */
+	uint64_t entries;	/* addresses mapped now */
+	uint64_t contents;	/* distinct hashes now */
+	uint64_t capacity_entries;
+	uint64_t capacity_contents;
+	uint64_t mem_bytes;	/* all memory held */
+};
+
+struct sc_csimap;
+
+struct sc_csimap *sc_csimap_create(const struct sc_csimap_config *cfg);
+void sc_csimap_destroy(struct sc_csimap *m);
+
+/* Map (file, lbn) to h; replaces an older mapping of that address. */
+void sc_csimap_insert(struct sc_csimap *m, uint64_t file, uint64_t lbn,
+		      const struct sc_hash *h, enum sc_csi_source src);
+/* The content of (file, lbn) into *h; false if unknown.  Marks it used. */
+bool sc_csimap_lookup(struct sc_csimap *m, uint64_t file, uint64_t lbn,
+		      struct sc_hash *h);
+bool sc_csimap_remove(struct sc_csimap *m, uint64_t file, uint64_t lbn);
+/* Forget every address of file (it changed behind the cache); O(entries). */
+uint32_t sc_csimap_drop_file(struct sc_csimap *m, uint64_t file);
+
+/* How many known addresses hold h. */
+uint32_t sc_csimap_sharers(const struct sc_csimap *m, const struct sc_hash *h);
+/* Up to max of them into out; returns how many were written. */
+uint32_t sc_csimap_sharers_list(const struct sc_csimap *m,
+				const struct sc_hash *h, struct sc_addr *out,
+				uint32_t max);
+
+void sc_csimap_get_stats(const struct sc_csimap *m,
+			 struct sc_csimap_stats *out);
+
+#endif /* SEACACHE_CSIMAP_H */

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * Block content hashes.
+ *
+ * Content is named by the SHA-256 of the whole block.  Block size is a power
+ * of two from 4 KiB to 64 KiB, fixed per store or cache.
+ *
+ * Collision policy: two blocks are the same content exactly when their
+ * 32-byte hashes are equal; hashes are always compared in full, never by a
+ * prefix.  A SHA-256 collision between distinct blocks is not assumed to be
+ * impossible: wherever the core holds both the bytes and the hash (the
+ * content cache on insert), it compares the bytes, and a mismatch is
+ * logged, counted and refused, so a reader never gets another block's data.
+ *
+ * The digest itself comes from the environment: OpenSSL EVP in user space
+ * (lib/env/user/hash_openssl.c), the kernel crypto API in the kernel
+ * (lib/env/kernel/hash_kcrypto.c).
+ */
+#ifndef SEACACHE_HASH_H
+#define SEACACHE_HASH_H
+
+#include "compat.h"
+
+#define SC_HASH_LEN 32
+#define SC_BLOCK_SIZE_MIN 4096u
+#define SC_BLOCK_SIZE_MAX 65536u
+#define SC_BLOCK_SIZE_DEFAULT 4096u
+
+struct sc_hash {
+	uint8_t b[SC_HASH_LEN];
+};
+
+/* One hashing context; not shared between threads. */
+struct sc_hasher;
+
+struct sc_hasher *sc_hasher_new(void);
+void sc_hasher_free(struct sc_hasher *h);
+/* SHA-256 of data[0..len); 0 or a negative error. */
+int sc_hasher_digest(struct sc_hasher *h, const void *data, size_t len,
+		     struct sc_hash *out);
+
+static inline bool sc_hash_eq(const struct sc_hash *a, const struct sc_hash *b)
+{
+	return sc_memcmp(a->b, b->b, SC_HASH_LEN) == 0;
+}
+
+/*
+ * Table index key: SHA-256 output is uniform, so its first eight bytes
+ * already make a good bucket key within one process (equality still compares all 32 bytes).
+ */
+static inline uint64_t sc_hash_key64(const struct sc_hash *h)
+{
+	uint64_t k;
+
+	sc_memcpy(&k, h->b, sizeof(k));
+	return k;
+}
+
+static inline bool sc_block_size_valid(uint32_t bs)
+{
+	return sc_is_pow2(bs) && bs >= SC_BLOCK_SIZE_MIN &&
+	       bs <= SC_BLOCK_SIZE_MAX;
+}
+
+/* Lower-case hex of the hash into out (2 * SC_HASH_LEN + 1 bytes). */
+void sc_hash_to_hex(const struct sc_hash *h, char *out);
+
+#endif /* SEACACHE_HASH_H */

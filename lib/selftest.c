@@ -1,0 +1,568 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/* Self-tests of the core, for user space and the kernel alike. */
+#include "seacache/hostcache.h"
+#include "seacache/prng.h"
+#include "seacache/selftest.h"
+
+#define CHECK(cond)							\
+	do {								\
+		if (!(cond)) {						\
+			sc_log_err("selftest: check failed at %s:%d: %s", \
+				   __FILE__, __LINE__, #cond);		\
+			err = -SC_EIO;					\
+			goto out;					\
+		}							\
+	} while (0)
+
+#define BS SC_BLOCK_SIZE_MIN
+
+/* Contents 0..n-1: blocks of seeded bytes and their hashes. */
+struct corpus {
+	uint32_t n;
+	uint8_t *data;
+	struct sc_hash *h;
+};
+
+static void corpus_free(struct corpus *c)
+{
+	sc_free(c->data);
+	sc_free(c->h);
+}
+
+static int corpus_make(struct corpus *c, uint32_t n, uint64_t seed)
+{
+	struct sc_hasher *hs = sc_hasher_new();
+	struct sc_prng rng;
+	uint32_t i;
+	int err = -SC_ENOMEM;
+
+	c->n = n;
+	c->data = sc_calloc(n, BS);
+	c->h = sc_calloc(n, sizeof(*c->h));
+	if (!hs || !c->data || !c->h)
+		goto out;
+	sc_prng_seed(&rng, seed);
+	for (i = 0; i < n; i++) {
+		sc_prng_fill(&rng, c->data + (size_t)i * BS, BS);
+		err = sc_hasher_digest(hs, c->data + (size_t)i * BS, BS,
+				       &c->h[i]);
+		if (err)
+			goto out;
+	}
+	err = 0;
+out:
+	sc_hasher_free(hs);
+	if (err)
+		corpus_free(c);
+	return err;
+}
+
+static const void *corpus_block(const struct corpus *c, uint32_t i)
+{
+	return c->data + (size_t)i * BS;
+}
+
+static bool hex_is(const struct sc_hash *h, const char *hex)
+{
+	char buf[2 * SC_HASH_LEN + 1];
+
+	sc_hash_to_hex(h, buf);
+	return sc_strcmp(buf, hex) == 0;
+}
+
+static int test_hash_vectors(const struct sc_selftest_opts *o)
+{
+	struct sc_hasher *hs = sc_hasher_new();
+	uint8_t *zero = sc_calloc(1, SC_BLOCK_SIZE_MAX);
+	struct sc_hash h;
+	int err = 0;
+
+	(void)o;
+	CHECK(hs && zero);
+	CHECK(sc_hasher_digest(hs, "abc", 3, &h) == 0);
+	CHECK(hex_is(&h, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
+	CHECK(sc_hasher_digest(hs, zero, 4096, &h) == 0);
+	CHECK(hex_is(&h, "ad7facb2586fc6e966c004d7d1d16b024f5805ff7cb47c7a85dabd8b48892ca7"));
+	CHECK(sc_hasher_digest(hs, zero, SC_BLOCK_SIZE_MAX, &h) == 0);
+	CHECK(hex_is(&h, "de2f256064a0af797747c2b97505dc0b9f3df0de4f489eac731c23ae9ca9cc31"));
+	CHECK(sc_block_size_valid(4096) && sc_block_size_valid(65536));
+	CHECK(!sc_block_size_valid(2048) && !sc_block_size_valid(131072));
+	CHECK(!sc_block_size_valid(12288));
+out:
+	sc_free(zero);
+	sc_hasher_free(hs);
+	return err;
+}
+
+static struct sc_ccache *small_cache(const char *policy, uint32_t cap,
+				     void (*on_evict)(void *, const struct sc_hash *),
+				     void *ctx)
+{
+	struct sc_ccache_config cfg = {
+		.block_size = BS, .capacity_blocks = cap, .policy = policy,
+		.on_evict = on_evict, .ctx = ctx,
+	};
+
+	return sc_ccache_create(&cfg);
+}
+
+static int test_lru_order(const struct sc_selftest_opts *o)
+{
+	struct corpus c = { 0 };
+	struct sc_ccache *cc = NULL;
+	int err = corpus_make(&c, 5, o->seed);
+
+	if (err)
+		return err;
+	cc = small_cache("lru", 3, NULL, NULL);
+	CHECK(cc);
+	CHECK(sc_ccache_insert(cc, &c.h[0], corpus_block(&c, 0), 1) == 0);
+	CHECK(sc_ccache_insert(cc, &c.h[1], corpus_block(&c, 1), 1) == 0);
+	CHECK(sc_ccache_insert(cc, &c.h[2], corpus_block(&c, 2), 1) == 0);
+	CHECK(sc_ccache_lookup(cc, &c.h[0]));	/* 1 is now the oldest */
+	CHECK(sc_ccache_insert(cc, &c.h[3], corpus_block(&c, 3), 1) == 0);
+	CHECK(sc_ccache_find(cc, &c.h[1]) == SC_NIL);
+	CHECK(sc_ccache_find(cc, &c.h[0]) != SC_NIL);
+	CHECK(sc_ccache_insert(cc, &c.h[4], corpus_block(&c, 4), 1) == 0);
+	CHECK(sc_ccache_find(cc, &c.h[2]) == SC_NIL);
+	CHECK(cc->st.evictions == 2 && cc->st.blocks == 3);
+out:
+	sc_ccache_destroy(cc);
+	corpus_free(&c);
+	return err;
+}
+
+struct evict_log {
+	struct sc_hash last;
+	uint32_t count;
+};
+
+static void note_evict(void *ctx, const struct sc_hash *h)
+{
+	struct evict_log *l = ctx;
+
+	l->last = *h;
+	l->count++;
+}
+
+/*
+ * ELRU-n picks the least-shared block among exactly the n least recently
+ * used: a less-shared block just outside the window must survive.
+ */
+static int test_elru_window(const struct sc_selftest_opts *o)
+{
+	/* Oldest first: sharing 5 4 3 1 2 9; ELRU-3 sees 5 4 3. */
+	static const uint32_t share[] = { 5, 4, 3, 1, 2, 9 };
+	struct evict_log log = { .count = 0 };
+	struct corpus c = { 0 };
+	struct sc_ccache *cc = NULL;
+	uint32_t i;
+	int err = corpus_make(&c, 8, o->seed + 1);
+
+	if (err)
+		return err;
+	cc = small_cache("elru:3", 6, note_evict, &log);
+	CHECK(cc);
+	for (i = 0; i < 6; i++)
+		CHECK(sc_ccache_insert(cc, &c.h[i], corpus_block(&c, i),
+				       share[i]) == 0);
+	CHECK(sc_ccache_insert(cc, &c.h[6], corpus_block(&c, 6), 1) == 0);
+	CHECK(log.count == 1 && sc_hash_eq(&log.last, &c.h[2]));
+	/* Window now 5 4 1 (contents 0 1 3): content 3 goes. */
+	CHECK(sc_ccache_insert(cc, &c.h[7], corpus_block(&c, 7), 1) == 0);
+	CHECK(log.count == 2 && sc_hash_eq(&log.last, &c.h[3]));
+	/* A sharing count raised in place changes the choice. */
+	sc_ccache_set_share(cc, &c.h[4], 100);
+	CHECK(cc->share[sc_ccache_find(cc, &c.h[4])] == 100);
+	/* Ties go to the least recently used. */
+	sc_ccache_destroy(cc);
+	cc = small_cache("elru:4", 3, note_evict, &log);
+	CHECK(cc);
+	for (i = 0; i < 4; i++)
+		CHECK(sc_ccache_insert(cc, &c.h[i], corpus_block(&c, i),
+				       7) == 0);
+	CHECK(log.count == 3 && sc_hash_eq(&log.last, &c.h[0]));
+out:
+	sc_ccache_destroy(cc);
+	corpus_free(&c);
+	return err;
+}
+
+/* Hashes equal but for the last byte land together and stay apart. */
+static int test_prefix_hashes(const struct sc_selftest_opts *o)
+{
+	struct corpus c = { 0 };
+	struct sc_ccache *cc = NULL;
+	struct sc_csimap *m = NULL;
+	struct sc_csimap_config mcfg = { .mem_budget = 1 << 16 };
+	struct sc_hash a, b;
+	const uint8_t *d;
+	int err = corpus_make(&c, 2, o->seed + 2);
+
+	if (err)
+		return err;
+	a = c.h[0];
+	b = a;
+	b.b[SC_HASH_LEN - 1] ^= 1;
+	cc = small_cache("lru", 4, NULL, NULL);
+	m = sc_csimap_create(&mcfg);
+	CHECK(cc && m);
+	CHECK(sc_ccache_insert(cc, &a, corpus_block(&c, 0), 1) == 0);
+	CHECK(sc_ccache_find(cc, &b) == SC_NIL);
+	CHECK(sc_ccache_insert(cc, &b, corpus_block(&c, 1), 1) == 0);
+	d = sc_ccache_lookup(cc, &a);
+	CHECK(d && sc_memcmp(d, corpus_block(&c, 0), BS) == 0);
+	d = sc_ccache_lookup(cc, &b);
+	CHECK(d && sc_memcmp(d, corpus_block(&c, 1), BS) == 0);
+	sc_csimap_insert(m, 1, 0, &a, SC_CSI_LEARNT);
+	sc_csimap_insert(m, 1, 1, &b, SC_CSI_LEARNT);
+	sc_csimap_insert(m, 2, 0, &a, SC_CSI_PUSHED);
+	CHECK(sc_csimap_sharers(m, &a) == 2 && sc_csimap_sharers(m, &b) == 1);
+out:
+	sc_csimap_destroy(m);
+	sc_ccache_destroy(cc);
+	corpus_free(&c);
+	return err;
+}
+
+/* Same hash, other bytes: refused, counted, the cached bytes stay. */
+static int test_collision_refused(const struct sc_selftest_opts *o)
+{
+	struct corpus c = { 0 };
+	struct sc_ccache *cc = NULL;
+	const uint8_t *d;
+	int err = corpus_make(&c, 2, o->seed + 3);
+
+	if (err)
+		return err;
+	cc = small_cache("lru", 2, NULL, NULL);
+	CHECK(cc);
+	CHECK(sc_ccache_insert(cc, &c.h[0], corpus_block(&c, 0), 1) == 0);
+	CHECK(sc_ccache_insert(cc, &c.h[0], corpus_block(&c, 1), 1) ==
+	      -SC_EEXIST);
+	CHECK(cc->st.collisions == 1 && cc->st.blocks == 1);
+	d = sc_ccache_lookup(cc, &c.h[0]);
+	CHECK(d && sc_memcmp(d, corpus_block(&c, 0), BS) == 0);
+	/* The same bytes again are no collision. */
+	CHECK(sc_ccache_insert(cc, &c.h[0], corpus_block(&c, 0), 3) == 0);
+	CHECK(cc->st.collisions == 1 && cc->st.inserts == 1);
+out:
+	sc_ccache_destroy(cc);
+	corpus_free(&c);
+	return err;
+}
+
+/* Sharing counts of cached blocks follow insert, overwrite and removal. */
+static int test_sharing_counts(const struct sc_selftest_opts *o)
+{
+	struct sc_hostcache_config cfg = {
+		.block_size = BS, .cache_blocks = 4, .policy = "elru:4",
+		.csimap_budget = 1 << 16,
+	};
+	struct corpus c = { 0 };
+	struct sc_hostcache *hc = NULL;
+	uint8_t *buf = sc_zalloc(BS);
+	struct sc_hash h;
+	int err = corpus_make(&c, 2, o->seed + 4);
+
+	if (err)
+		goto out;
+	hc = sc_hostcache_create(&cfg);
+	CHECK(hc && buf);
+	CHECK(sc_hostcache_read(hc, 7, 0, buf, &h) == SC_NEED_HASH);
+	CHECK(sc_hostcache_read_hash(hc, 7, 0, &c.h[0], buf) == SC_NEED_DATA);
+	CHECK(sc_hostcache_fill(hc, 7, 0, &c.h[0], corpus_block(&c, 0)) == 0);
+	CHECK(sc_hostcache_block_share(hc, &c.h[0]) == 1);
+	sc_hostcache_learn(hc, 8, 0, &c.h[0]);
+	sc_hostcache_learn(hc, 9, 5, &c.h[0]);
+	CHECK(sc_hostcache_block_share(hc, &c.h[0]) == 3);
+	/* Learning the same mapping twice changes nothing. */
+	sc_hostcache_learn(hc, 9, 5, &c.h[0]);
+	CHECK(sc_hostcache_block_share(hc, &c.h[0]) == 3);
+	/* Overwrite: (9, 5) now holds content 1. */
+	sc_hostcache_learn(hc, 9, 5, &c.h[1]);
+	CHECK(sc_hostcache_block_share(hc, &c.h[0]) == 2);
+	CHECK(sc_hostcache_forget(hc, 8, 0));
+	CHECK(sc_hostcache_block_share(hc, &c.h[0]) == 1);
+	CHECK(sc_hostcache_read(hc, 7, 0, buf, &h) == SC_ADDR_HIT);
+	CHECK(sc_memcmp(buf, corpus_block(&c, 0), BS) == 0);
+	/* A second VM's block with the same content: a content hit. */
+	CHECK(sc_hostcache_read(hc, 10, 3, buf, &h) == SC_NEED_HASH);
+	CHECK(sc_hostcache_read_hash(hc, 10, 3, &c.h[0], buf) ==
+	      SC_CONTENT_HIT);
+	CHECK(sc_memcmp(buf, corpus_block(&c, 0), BS) == 0);
+	CHECK(sc_hostcache_block_share(hc, &c.h[0]) == 2);
+	CHECK(sc_hostcache_drop_file(hc, 7) == 1);
+	CHECK(sc_hostcache_block_share(hc, &c.h[0]) == 1);
+	CHECK(sc_hostcache_read(hc, 7, 0, buf, &h) == SC_NEED_HASH);
+out:
+	sc_hostcache_destroy(hc);
+	sc_free(buf);
+	corpus_free(&c);
+	return err;
+}
+
+#define MAP_FILES 8u
+#define MAP_LBNS 2048u
+
+/*
+ * Random inserts, overwrites and removals against a small budget: memory
+ * stays within it, and an address maps either to nothing or to exactly
+ * the content last written there, never to stale content.
+ */
+static int test_csimap_budget_and_freshness(const struct sc_selftest_opts *o)
+{
+	const uint64_t budget = 48 * 1024;
+	struct sc_csimap_config cfg = { .mem_budget = budget };
+	uint32_t *truth = sc_calloc(MAP_FILES * MAP_LBNS, sizeof(uint32_t));
+	struct sc_csimap_stats st = { 0 };
+	struct sc_csimap *m = NULL;
+	struct corpus c = { 0 };
+	struct sc_prng rng;
+	struct sc_hash h;
+	uint32_t i, f, l, id, a;
+	int err = corpus_make(&c, 600, o->seed + 5);
+
+	if (err)
+		goto out;
+	m = sc_csimap_create(&cfg);
+	CHECK(m && truth);
+	sc_memset(truth, 0xff, MAP_FILES * MAP_LBNS * sizeof(uint32_t));
+	sc_prng_seed(&rng, o->seed);
+	for (i = 0; i < o->random_ops; i++) {
+		f = sc_prng_below(&rng, MAP_FILES);
+		l = sc_prng_below(&rng, MAP_LBNS);
+		a = f * MAP_LBNS + l;
+		/* Skewed content choice, so contents are shared unevenly. */
+		id = sc_prng_below(&rng, 1 + sc_prng_below(&rng, c.n));
+		switch (sc_prng_below(&rng, 8)) {
+		case 0:
+			sc_csimap_remove(m, f, l);
+			truth[a] = SC_NIL;
+			break;
+		case 1:
+		case 2:
+		case 3:
+			sc_csimap_insert(m, f, l, &c.h[id],
+					 id & 1 ? SC_CSI_PUSHED :
+						  SC_CSI_LEARNT);
+			truth[a] = id;
+			break;
+		default:
+			if (sc_csimap_lookup(m, f, l, &h))
+				CHECK(truth[a] != SC_NIL &&
+				      sc_hash_eq(&h, &c.h[truth[a]]));
+		}
+		sc_csimap_get_stats(m, &st);
+		CHECK(st.mem_bytes <= budget);
+		CHECK(st.entries <= st.capacity_entries);
+		CHECK(st.contents <= st.capacity_contents);
+	}
+	CHECK(st.evictions > 0);
+out:
+	sc_csimap_destroy(m);
+	sc_free(truth);
+	corpus_free(&c);
+	return err;
+}
+
+/*
+ * The content cache against a reference model kept as a recency-ordered
+ * array (index 0 least recent): contents, sharing counts, evictions and
+ * the bytes returned must agree after every operation.
+ */
+struct model {
+	uint32_t *id;
+	uint32_t *share;
+	uint32_t n, cap, window;
+};
+
+static uint32_t model_find(const struct model *md, uint32_t id)
+{
+	uint32_t i;
+
+	for (i = 0; i < md->n; i++)
+		if (md->id[i] == id)
+			return i;
+	return SC_NIL;
+}
+
+static void model_delete(struct model *md, uint32_t i)
+{
+	for (; i + 1 < md->n; i++) {
+		md->id[i] = md->id[i + 1];
+		md->share[i] = md->share[i + 1];
+	}
+	md->n--;
+}
+
+static void model_append(struct model *md, uint32_t id, uint32_t share)
+{
+	md->id[md->n] = id;
+	md->share[md->n] = share;
+	md->n++;
+}
+
+static void model_touch(struct model *md, uint32_t i)
+{
+	uint32_t id = md->id[i], share = md->share[i];
+
+	model_delete(md, i);
+	model_append(md, id, share);
+}
+
+static uint32_t model_victim(const struct model *md)
+{
+	uint32_t i, best = 0;
+
+	for (i = 1; i < md->window && i < md->n; i++)
+		if (md->share[i] < md->share[best])
+			best = i;
+	return best;
+}
+
+static int random_vs_model(const struct sc_selftest_opts *o,
+			   const char *policy, uint32_t window)
+{
+	const uint32_t cap = 48;
+	struct evict_log log = { .count = 0 };
+	struct model md = { .cap = cap, .window = window };
+	struct sc_ccache *cc = NULL;
+	struct corpus c = { 0 };
+	struct sc_prng rng;
+	const uint8_t *d;
+	uint32_t i, id, at, share, v;
+	int err = corpus_make(&c, 3 * cap, o->seed + 6);
+
+	if (err)
+		return err;
+	md.id = sc_calloc(cap, sizeof(uint32_t));
+	md.share = sc_calloc(cap, sizeof(uint32_t));
+	cc = small_cache(policy, cap, note_evict, &log);
+	CHECK(cc && md.id && md.share);
+	sc_prng_seed(&rng, o->seed ^ window);
+	for (i = 0; i < o->random_ops; i++) {
+		id = sc_prng_below(&rng, c.n);
+		at = model_find(&md, id);
+		share = 1 + sc_prng_below(&rng, 6);
+		switch (sc_prng_below(&rng, 10)) {
+		case 0:
+			CHECK(sc_ccache_remove(cc, &c.h[id]) == (at != SC_NIL));
+			if (at != SC_NIL)
+				model_delete(&md, at);
+			break;
+		case 1:
+			sc_ccache_set_share(cc, &c.h[id], share);
+			if (at != SC_NIL)
+				md.share[at] = share;
+			break;
+		case 2:
+		case 3:
+		case 4:
+		case 5:
+			d = sc_ccache_lookup(cc, &c.h[id]);
+			CHECK(!d == (at == SC_NIL));
+			if (d) {
+				CHECK(sc_memcmp(d, corpus_block(&c, id), BS) == 0);
+				model_touch(&md, at);
+			}
+			break;
+		default:
+			v = log.count;
+			CHECK(sc_ccache_insert(cc, &c.h[id],
+					       corpus_block(&c, id), share) == 0);
+			if (at != SC_NIL) {
+				md.share[at] = share;
+				model_touch(&md, at);
+				CHECK(log.count == v);
+				break;
+			}
+			if (md.n == cap) {
+				at = model_victim(&md);
+				CHECK(log.count == v + 1);
+				CHECK(sc_hash_eq(&log.last, &c.h[md.id[at]]));
+				model_delete(&md, at);
+			}
+			model_append(&md, id, share);
+		}
+		CHECK(cc->st.blocks == md.n);
+	}
+	for (i = 0; i < md.n; i++)
+		CHECK(sc_ccache_find(cc, &c.h[md.id[i]]) != SC_NIL);
+out:
+	sc_ccache_destroy(cc);
+	sc_free(md.id);
+	sc_free(md.share);
+	corpus_free(&c);
+	return err;
+}
+
+static int test_random_lru(const struct sc_selftest_opts *o)
+{
+	return random_vs_model(o, "lru", 1);
+}
+
+static int test_random_elru(const struct sc_selftest_opts *o)
+{
+	static const struct {
+		const char *spec;
+		uint32_t n;
+	} v[] = { { "elru:1", 1 }, { "elru:4", 4 }, { "elru:16", 16 },
+		  { "elru:64", 64 } };
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < SC_ARRAY_SIZE(v); i++) {
+		err = random_vs_model(o, v[i].spec, v[i].n);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Bad configurations are refused, not half-built. */
+static int test_bad_config(const struct sc_selftest_opts *o)
+{
+	struct sc_csimap_config mcfg = { .mem_budget = 10 };
+	int err = 0;
+
+	(void)o;
+	CHECK(!small_cache("lru:3", 4, NULL, NULL));
+	CHECK(!small_cache("elru:0", 4, NULL, NULL));
+	CHECK(!small_cache("elru:x", 4, NULL, NULL));
+	CHECK(!small_cache("nosuch", 4, NULL, NULL));
+	CHECK(!small_cache("lru", 0, NULL, NULL));
+	CHECK(!sc_csimap_create(&mcfg));
+out:
+	return err;
+}
+
+const struct sc_selftest_case sc_selftest_cases[] = {
+	{ "hash_vectors", test_hash_vectors },
+	{ "lru_order", test_lru_order },
+	{ "elru_window", test_elru_window },
+	{ "prefix_hashes", test_prefix_hashes },
+	{ "collision_refused", test_collision_refused },
+	{ "sharing_counts", test_sharing_counts },
+	{ "csimap_budget_and_freshness", test_csimap_budget_and_freshness },
+	{ "random_lru_vs_model", test_random_lru },
+	{ "random_elru_vs_model", test_random_elru },
+	{ "bad_config", test_bad_config },
+};
+
+const unsigned int sc_selftest_ncases = SC_ARRAY_SIZE(sc_selftest_cases);
+
+unsigned int sc_selftest_run_all(const struct sc_selftest_opts *o)
+{
+	unsigned int i, failed = 0;
+
+	for (i = 0; i < sc_selftest_ncases; i++) {
+		if (sc_selftest_cases[i].run(o)) {
+			sc_log_err("selftest %s: FAILED", sc_selftest_cases[i].name);
+			failed++;
+		} else {
+			sc_log_info("selftest %s: ok", sc_selftest_cases[i].name);
+		}
+	}
+	return failed;
+}

@@ -1,0 +1,7 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+# The core's sources, for every build that compiles it in: CMake reads this
+# list for user space, Kbuild files include it for kernel modules.
+SC_CORE_SRCS := hash.c lru.c itab.c policy.c policy_lru.c policy_elru.c \
+	ccache.c csimap.c hostcache.c selftest.c
+SC_CORE_USER_SRCS := env/user/hash_openssl.c
+SC_CORE_KERNEL_SRCS := env/kernel/hash_kcrypto.c
