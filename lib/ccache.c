@@ -107,6 +107,34 @@ static void ccache_evict_one(struct sc_ccache *cc)
 		cc->on_evict(cc->ctx, &gone);
 }
 
+/* Take a slot for content h, known not to be cached; its buffer. */
+static void *ccache_place(struct sc_ccache *cc, const struct sc_hash *h,
+			 uint32_t share)
+{
+	uint32_t slot;
+
+	if (cc->free_head == SC_NIL)
+		ccache_evict_one(cc);
+	slot = cc->free_head;
+	cc->free_head = cc->tab.next[slot];
+	cc->hash[slot] = *h;
+	cc->share[slot] = share;
+	sc_itab_add(&cc->tab, sc_hash_key64(h), slot);
+	cc->policy.ops->insert(&cc->policy, slot);
+	cc->st.inserts++;
+	cc->st.bytes_in += cc->block_size;
+	cc->st.blocks++;
+	return cc->data + (size_t)slot * cc->block_size;
+}
+
+void *sc_ccache_reserve(struct sc_ccache *cc, const struct sc_hash *h,
+			uint32_t share)
+{
+	if (sc_ccache_find(cc, h) != SC_NIL)
+		return NULL;
+	return ccache_place(cc, h, share);
+}
+
 int sc_ccache_insert(struct sc_ccache *cc, const struct sc_hash *h,
 		     const void *data, uint32_t share)
 {
@@ -127,19 +155,7 @@ int sc_ccache_insert(struct sc_ccache *cc, const struct sc_hash *h,
 		cc->policy.ops->hit(&cc->policy, slot);
 		return 0;
 	}
-	if (cc->free_head == SC_NIL)
-		ccache_evict_one(cc);
-	slot = cc->free_head;
-	cc->free_head = cc->tab.next[slot];
-	cc->hash[slot] = *h;
-	cc->share[slot] = share;
-	sc_memcpy(cc->data + (size_t)slot * cc->block_size, data,
-		  cc->block_size);
-	sc_itab_add(&cc->tab, sc_hash_key64(h), slot);
-	cc->policy.ops->insert(&cc->policy, slot);
-	cc->st.inserts++;
-	cc->st.bytes_in += cc->block_size;
-	cc->st.blocks++;
+	sc_memcpy(ccache_place(cc, h, share), data, cc->block_size);
 	return 0;
 }
 

@@ -241,7 +241,7 @@ uint32_t sc_csimap_drop_file(struct sc_csimap *m, uint64_t file)
 	uint32_t i = m->lru.head, n, dropped = 0;
 
 	while (i != SC_NIL) {
-		n = m->lru.next[i];
+		n = sc_lru_older(&m->lru, i);
 		if (m->e[i].file == file) {
 			remove_entry(m, i);
 			dropped++;

@@ -3,12 +3,9 @@
 
 int sc_lru_init(struct sc_lru *l, uint32_t capacity)
 {
-	l->prev = sc_calloc(capacity, sizeof(uint32_t));
-	l->next = sc_calloc(capacity, sizeof(uint32_t));
-	if (!l->prev || !l->next) {
-		sc_lru_destroy(l);
+	l->link = sc_calloc(capacity, sizeof(*l->link));
+	if (!l->link)
 		return -SC_ENOMEM;
-	}
 	l->head = SC_NIL;
 	l->tail = SC_NIL;
 	l->count = 0;
@@ -18,8 +15,6 @@ int sc_lru_init(struct sc_lru *l, uint32_t capacity)
 
 void sc_lru_destroy(struct sc_lru *l)
 {
-	sc_free(l->prev);
-	sc_free(l->next);
-	l->prev = NULL;
-	l->next = NULL;
+	sc_free(l->link);
+	l->link = NULL;
 }

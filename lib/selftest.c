@@ -110,6 +110,8 @@ static int test_lru_order(const struct sc_selftest_opts *o)
 {
 	struct corpus c = { 0 };
 	struct sc_ccache *cc = NULL;
+	const uint8_t *d;
+	void *buf;
 	int err = corpus_make(&c, 5, o->seed);
 
 	if (err)
@@ -126,6 +128,13 @@ static int test_lru_order(const struct sc_selftest_opts *o)
 	CHECK(sc_ccache_insert(cc, &c.h[4], corpus_block(&c, 4), 1) == 0);
 	CHECK(sc_ccache_find(cc, &c.h[2]) == SC_NIL);
 	CHECK(cc->st.evictions == 2 && cc->st.blocks == 3);
+	/* Filling in place: the reserved buffer is what readers get. */
+	CHECK(!sc_ccache_reserve(cc, &c.h[4], 1));
+	buf = sc_ccache_reserve(cc, &c.h[1], 1);
+	CHECK(buf && sc_ccache_find(cc, &c.h[0]) == SC_NIL);
+	sc_memcpy(buf, corpus_block(&c, 1), BS);
+	d = sc_ccache_lookup(cc, &c.h[1]);
+	CHECK(d && sc_memcmp(d, corpus_block(&c, 1), BS) == 0);
 out:
 	sc_ccache_destroy(cc);
 	corpus_free(&c);

@@ -78,6 +78,15 @@ const void *sc_ccache_lookup(struct sc_ccache *cc, const struct sc_hash *h);
 int sc_ccache_insert(struct sc_ccache *cc, const struct sc_hash *h,
 		     const void *data, uint32_t share);
 
+/*
+ * Make room for content h, not cached yet, and return its buffer for the
+ * caller to fill with the block before anyone reads it (e.g. straight from
+ * the network, saving a copy).  The caller must have checked that the
+ * bytes it will write hash to h.  NULL if h is cached already.
+ */
+void *sc_ccache_reserve(struct sc_ccache *cc, const struct sc_hash *h,
+			uint32_t share);
+
 /* Set the sharing count of h if cached; no recency change. */
 void sc_ccache_set_share(struct sc_ccache *cc, const struct sc_hash *h,
 			 uint32_t share);

@@ -13,9 +13,13 @@
 
 #include "compat.h"
 
+struct sc_lru_link {
+	uint32_t prev;
+	uint32_t next;
+};
+
 struct sc_lru {
-	uint32_t *prev;
-	uint32_t *next;
+	struct sc_lru_link *link;	/* per slot: both links in one line */
 	uint32_t head;
 	uint32_t tail;
 	uint32_t count;
@@ -27,16 +31,16 @@ void sc_lru_destroy(struct sc_lru *l);
 
 static inline size_t sc_lru_bytes(const struct sc_lru *l)
 {
-	return (size_t)l->capacity * 2 * sizeof(uint32_t);
+	return (size_t)l->capacity * sizeof(struct sc_lru_link);
 }
 
 /* Make slot i (not on the list) the most recently used. */
 static inline void sc_lru_push_head(struct sc_lru *l, uint32_t i)
 {
-	l->prev[i] = SC_NIL;
-	l->next[i] = l->head;
+	l->link[i].prev = SC_NIL;
+	l->link[i].next = l->head;
 	if (l->head != SC_NIL)
-		l->prev[l->head] = i;
+		l->link[l->head].prev = i;
 	else
 		l->tail = i;
 	l->head = i;
@@ -45,14 +49,14 @@ static inline void sc_lru_push_head(struct sc_lru *l, uint32_t i)
 
 static inline void sc_lru_unlink(struct sc_lru *l, uint32_t i)
 {
-	uint32_t p = l->prev[i], n = l->next[i];
+	uint32_t p = l->link[i].prev, n = l->link[i].next;
 
 	if (p != SC_NIL)
-		l->next[p] = n;
+		l->link[p].next = n;
 	else
 		l->head = n;
 	if (n != SC_NIL)
-		l->prev[n] = p;
+		l->link[n].prev = p;
 	else
 		l->tail = p;
 	l->count--;
@@ -75,7 +79,13 @@ static inline uint32_t sc_lru_tail(const struct sc_lru *l)
 /* The slot used just after i (one step towards the head), or SC_NIL. */
 static inline uint32_t sc_lru_newer(const struct sc_lru *l, uint32_t i)
 {
-	return l->prev[i];
+	return l->link[i].prev;
+}
+
+/* The slot used just before i (one step towards the tail), or SC_NIL. */
+static inline uint32_t sc_lru_older(const struct sc_lru *l, uint32_t i)
+{
+	return l->link[i].next;
 }
 
 #endif /* SEACACHE_LRU_H */
