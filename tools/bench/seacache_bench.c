@@ -242,12 +242,13 @@ static void bench_csimap(uint64_t budget)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: seacache-bench [--seconds S] [--blocks N]\n"
+		"usage: seacache-bench [--seconds S] [--blocks N[,N...]]\n"
 		"Measures the shared core on this machine: SHA-256 of 4 KiB blocks,\n"
 		"content-cache hits and inserts with eviction (LRU, ELRU-16),\n"
 		"CSI-Map lookups, and metadata bytes per block and per entry.\n"
 		"  --seconds S  time per measurement (default 1)\n"
-		"  --blocks N   content cache size in 4 KiB blocks (default 262144)\n");
+		"  --blocks N,...  content cache sizes in 4 KiB blocks\n"
+		"                  (default 16384,65536,262144: 64 MiB, 256 MiB, 1 GiB)\n");
 }
 
 int main(int argc, char **argv)
@@ -258,7 +259,8 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	uint32_t blocks = 262144;
+	char list[256] = "16384,65536,262144";
+	char *tok;
 	int o;
 
 	while ((o = getopt_long(argc, argv, "s:b:h", opts, NULL)) != -1) {
@@ -267,7 +269,7 @@ int main(int argc, char **argv)
 			seconds_per_run = atof(optarg);
 			break;
 		case 'b':
-			blocks = (uint32_t)strtoul(optarg, NULL, 10);
+			snprintf(list, sizeof(list), "%s", optarg);
 			break;
 		case 'h':
 			usage(stdout);
@@ -277,12 +279,21 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (seconds_per_run <= 0 || blocks < 1024) {
+	if (seconds_per_run <= 0) {
 		usage(stderr);
 		return 2;
 	}
 	bench_hash();
-	bench_cache(blocks);
+	for (tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+		unsigned long blocks = strtoul(tok, NULL, 10);
+
+		if (blocks < 1024 || blocks > (1ul << 24)) {
+			fprintf(stderr, "seacache-bench: cache size %s is not 1024..16777216 blocks\n",
+				tok);
+			return 2;
+		}
+		bench_cache((uint32_t)blocks);
+	}
 	bench_csimap((uint64_t)64 << 20);
 	return 0;
 }
