@@ -3,7 +3,7 @@
 #include "seacache/hostcache.h"
 
 struct sc_hostcache {
-	sc_mutex_t lock;
+	struct sc_mutex lock;
 	struct sc_csimap *map;
 	struct sc_ccache *cache;
 	uint64_t reads, addr_hits, content_hits, misses;

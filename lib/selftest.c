@@ -4,15 +4,21 @@
 #include "seacache/prng.h"
 #include "seacache/selftest.h"
 
-#define CHECK(cond)							\
-	do {								\
-		if (!(cond)) {						\
-			sc_log_err("selftest: check failed at %s:%d: %s", \
-				   __FILE__, __LINE__, #cond);		\
-			err = -SC_EIO;					\
-			goto out;					\
-		}							\
-	} while (0)
+/*
+ * A check: true if cond holds; otherwise logs where it failed, sets *err
+ * and returns false, and the caller jumps to its cleanup.
+ */
+static bool selftest_ok(bool cond, const char *what, int line, int *err)
+{
+	if (cond)
+		return true;
+	sc_log_err("selftest: %s:%d: this does not hold: %s", __FILE__, line,
+		   what);
+	*err = -SC_EIO;
+	return false;
+}
+
+#define OK(cond) selftest_ok((cond), #cond, __LINE__, &err)
 
 #define BS SC_BLOCK_SIZE_MIN
 
@@ -78,16 +84,26 @@ static int test_hash_vectors(const struct sc_selftest_opts *o)
 	int err = 0;
 
 	(void)o;
-	CHECK(hs && zero);
-	CHECK(sc_hasher_digest(hs, "abc", 3, &h) == 0);
-	CHECK(hex_is(&h, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
-	CHECK(sc_hasher_digest(hs, zero, 4096, &h) == 0);
-	CHECK(hex_is(&h, "ad7facb2586fc6e966c004d7d1d16b024f5805ff7cb47c7a85dabd8b48892ca7"));
-	CHECK(sc_hasher_digest(hs, zero, SC_BLOCK_SIZE_MAX, &h) == 0);
-	CHECK(hex_is(&h, "de2f256064a0af797747c2b97505dc0b9f3df0de4f489eac731c23ae9ca9cc31"));
-	CHECK(sc_block_size_valid(4096) && sc_block_size_valid(65536));
-	CHECK(!sc_block_size_valid(2048) && !sc_block_size_valid(131072));
-	CHECK(!sc_block_size_valid(12288));
+	if (!OK(hs && zero))
+		goto out;
+	if (!OK(sc_hasher_digest(hs, "abc", 3, &h) == 0))
+		goto out;
+	if (!OK(hex_is(&h, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")))
+		goto out;
+	if (!OK(sc_hasher_digest(hs, zero, 4096, &h) == 0))
+		goto out;
+	if (!OK(hex_is(&h, "ad7facb2586fc6e966c004d7d1d16b024f5805ff7cb47c7a85dabd8b48892ca7")))
+		goto out;
+	if (!OK(sc_hasher_digest(hs, zero, SC_BLOCK_SIZE_MAX, &h) == 0))
+		goto out;
+	if (!OK(hex_is(&h, "de2f256064a0af797747c2b97505dc0b9f3df0de4f489eac731c23ae9ca9cc31")))
+		goto out;
+	if (!OK(sc_block_size_valid(4096) && sc_block_size_valid(65536)))
+		goto out;
+	if (!OK(!sc_block_size_valid(2048) && !sc_block_size_valid(131072)))
+		goto out;
+	if (!OK(!sc_block_size_valid(12288)))
+		goto out;
 out:
 	sc_free(zero);
 	sc_hasher_free(hs);
@@ -117,24 +133,38 @@ static int test_lru_order(const struct sc_selftest_opts *o)
 	if (err)
 		return err;
 	cc = small_cache("lru", 3, NULL, NULL);
-	CHECK(cc);
-	CHECK(sc_ccache_insert(cc, &c.h[0], corpus_block(&c, 0), 1) == 0);
-	CHECK(sc_ccache_insert(cc, &c.h[1], corpus_block(&c, 1), 1) == 0);
-	CHECK(sc_ccache_insert(cc, &c.h[2], corpus_block(&c, 2), 1) == 0);
-	CHECK(sc_ccache_lookup(cc, &c.h[0]));	/* 1 is now the oldest */
-	CHECK(sc_ccache_insert(cc, &c.h[3], corpus_block(&c, 3), 1) == 0);
-	CHECK(sc_ccache_find(cc, &c.h[1]) == SC_NIL);
-	CHECK(sc_ccache_find(cc, &c.h[0]) != SC_NIL);
-	CHECK(sc_ccache_insert(cc, &c.h[4], corpus_block(&c, 4), 1) == 0);
-	CHECK(sc_ccache_find(cc, &c.h[2]) == SC_NIL);
-	CHECK(cc->st.evictions == 2 && cc->st.blocks == 3);
+	if (!OK(cc))
+		goto out;
+	if (!OK(sc_ccache_insert(cc, &c.h[0], corpus_block(&c, 0), 1) == 0))
+		goto out;
+	if (!OK(sc_ccache_insert(cc, &c.h[1], corpus_block(&c, 1), 1) == 0))
+		goto out;
+	if (!OK(sc_ccache_insert(cc, &c.h[2], corpus_block(&c, 2), 1) == 0))
+		goto out;
+	if (!OK(sc_ccache_lookup(cc, &c.h[0])))
+		goto out;	/* 1 is now the oldest */
+	if (!OK(sc_ccache_insert(cc, &c.h[3], corpus_block(&c, 3), 1) == 0))
+		goto out;
+	if (!OK(sc_ccache_find(cc, &c.h[1]) == SC_NIL))
+		goto out;
+	if (!OK(sc_ccache_find(cc, &c.h[0]) != SC_NIL))
+		goto out;
+	if (!OK(sc_ccache_insert(cc, &c.h[4], corpus_block(&c, 4), 1) == 0))
+		goto out;
+	if (!OK(sc_ccache_find(cc, &c.h[2]) == SC_NIL))
+		goto out;
+	if (!OK(cc->st.evictions == 2 && cc->st.blocks == 3))
+		goto out;
 	/* Filling in place: the reserved buffer is what readers get. */
-	CHECK(!sc_ccache_reserve(cc, &c.h[4], 1));
+	if (!OK(!sc_ccache_reserve(cc, &c.h[4], 1)))
+		goto out;
 	buf = sc_ccache_reserve(cc, &c.h[1], 1);
-	CHECK(buf && sc_ccache_find(cc, &c.h[0]) == SC_NIL);
+	if (!OK(buf && sc_ccache_find(cc, &c.h[0]) == SC_NIL))
+		goto out;
 	sc_memcpy(buf, corpus_block(&c, 1), BS);
 	d = sc_ccache_lookup(cc, &c.h[1]);
-	CHECK(d && sc_memcmp(d, corpus_block(&c, 1), BS) == 0);
+	if (!OK(d && sc_memcmp(d, corpus_block(&c, 1), BS) == 0))
+		goto out;
 out:
 	sc_ccache_destroy(cc);
 	corpus_free(&c);
@@ -171,26 +201,36 @@ static int test_elru_window(const struct sc_selftest_opts *o)
 	if (err)
 		return err;
 	cc = small_cache("elru:3", 6, note_evict, &log);
-	CHECK(cc);
+	if (!OK(cc))
+		goto out;
 	for (i = 0; i < 6; i++)
-		CHECK(sc_ccache_insert(cc, &c.h[i], corpus_block(&c, i),
-				       share[i]) == 0);
-	CHECK(sc_ccache_insert(cc, &c.h[6], corpus_block(&c, 6), 1) == 0);
-	CHECK(log.count == 1 && sc_hash_eq(&log.last, &c.h[2]));
+		if (!OK(sc_ccache_insert(cc, &c.h[i], corpus_block(&c, i),
+					       share[i]) == 0))
+			goto out;
+	if (!OK(sc_ccache_insert(cc, &c.h[6], corpus_block(&c, 6), 1) == 0))
+		goto out;
+	if (!OK(log.count == 1 && sc_hash_eq(&log.last, &c.h[2])))
+		goto out;
 	/* Window now 5 4 1 (contents 0 1 3): content 3 goes. */
-	CHECK(sc_ccache_insert(cc, &c.h[7], corpus_block(&c, 7), 1) == 0);
-	CHECK(log.count == 2 && sc_hash_eq(&log.last, &c.h[3]));
+	if (!OK(sc_ccache_insert(cc, &c.h[7], corpus_block(&c, 7), 1) == 0))
+		goto out;
+	if (!OK(log.count == 2 && sc_hash_eq(&log.last, &c.h[3])))
+		goto out;
 	/* A sharing count raised in place changes the choice. */
 	sc_ccache_set_share(cc, &c.h[4], 100);
-	CHECK(cc->share[sc_ccache_find(cc, &c.h[4])] == 100);
+	if (!OK(cc->share[sc_ccache_find(cc, &c.h[4])] == 100))
+		goto out;
 	/* Ties go to the least recently used. */
 	sc_ccache_destroy(cc);
 	cc = small_cache("elru:4", 3, note_evict, &log);
-	CHECK(cc);
+	if (!OK(cc))
+		goto out;
 	for (i = 0; i < 4; i++)
-		CHECK(sc_ccache_insert(cc, &c.h[i], corpus_block(&c, i),
-				       7) == 0);
-	CHECK(log.count == 3 && sc_hash_eq(&log.last, &c.h[0]));
+		if (!OK(sc_ccache_insert(cc, &c.h[i], corpus_block(&c, i),
+					       7) == 0))
+			goto out;
+	if (!OK(log.count == 3 && sc_hash_eq(&log.last, &c.h[0])))
+		goto out;
 out:
 	sc_ccache_destroy(cc);
 	corpus_free(&c);
@@ -215,18 +255,25 @@ static int test_prefix_hashes(const struct sc_selftest_opts *o)
 	b.b[SC_HASH_LEN - 1] ^= 1;
 	cc = small_cache("lru", 4, NULL, NULL);
 	m = sc_csimap_create(&mcfg);
-	CHECK(cc && m);
-	CHECK(sc_ccache_insert(cc, &a, corpus_block(&c, 0), 1) == 0);
-	CHECK(sc_ccache_find(cc, &b) == SC_NIL);
-	CHECK(sc_ccache_insert(cc, &b, corpus_block(&c, 1), 1) == 0);
+	if (!OK(cc && m))
+		goto out;
+	if (!OK(sc_ccache_insert(cc, &a, corpus_block(&c, 0), 1) == 0))
+		goto out;
+	if (!OK(sc_ccache_find(cc, &b) == SC_NIL))
+		goto out;
+	if (!OK(sc_ccache_insert(cc, &b, corpus_block(&c, 1), 1) == 0))
+		goto out;
 	d = sc_ccache_lookup(cc, &a);
-	CHECK(d && sc_memcmp(d, corpus_block(&c, 0), BS) == 0);
+	if (!OK(d && sc_memcmp(d, corpus_block(&c, 0), BS) == 0))
+		goto out;
 	d = sc_ccache_lookup(cc, &b);
-	CHECK(d && sc_memcmp(d, corpus_block(&c, 1), BS) == 0);
+	if (!OK(d && sc_memcmp(d, corpus_block(&c, 1), BS) == 0))
+		goto out;
 	sc_csimap_insert(m, 1, 0, &a, SC_CSI_LEARNT);
 	sc_csimap_insert(m, 1, 1, &b, SC_CSI_LEARNT);
 	sc_csimap_insert(m, 2, 0, &a, SC_CSI_PUSHED);
-	CHECK(sc_csimap_sharers(m, &a) == 2 && sc_csimap_sharers(m, &b) == 1);
+	if (!OK(sc_csimap_sharers(m, &a) == 2 && sc_csimap_sharers(m, &b) == 1))
+		goto out;
 out:
 	sc_csimap_destroy(m);
 	sc_ccache_destroy(cc);
@@ -245,16 +292,23 @@ static int test_collision_refused(const struct sc_selftest_opts *o)
 	if (err)
 		return err;
 	cc = small_cache("lru", 2, NULL, NULL);
-	CHECK(cc);
-	CHECK(sc_ccache_insert(cc, &c.h[0], corpus_block(&c, 0), 1) == 0);
-	CHECK(sc_ccache_insert(cc, &c.h[0], corpus_block(&c, 1), 1) ==
-	      -SC_EEXIST);
-	CHECK(cc->st.collisions == 1 && cc->st.blocks == 1);
+	if (!OK(cc))
+		goto out;
+	if (!OK(sc_ccache_insert(cc, &c.h[0], corpus_block(&c, 0), 1) == 0))
+		goto out;
+	if (!OK(sc_ccache_insert(cc, &c.h[0], corpus_block(&c, 1), 1) ==
+		      -SC_EEXIST))
+		goto out;
+	if (!OK(cc->st.collisions == 1 && cc->st.blocks == 1))
+		goto out;
 	d = sc_ccache_lookup(cc, &c.h[0]);
-	CHECK(d && sc_memcmp(d, corpus_block(&c, 0), BS) == 0);
+	if (!OK(d && sc_memcmp(d, corpus_block(&c, 0), BS) == 0))
+		goto out;
 	/* The same bytes again are no collision. */
-	CHECK(sc_ccache_insert(cc, &c.h[0], corpus_block(&c, 0), 3) == 0);
-	CHECK(cc->st.collisions == 1 && cc->st.inserts == 1);
+	if (!OK(sc_ccache_insert(cc, &c.h[0], corpus_block(&c, 0), 3) == 0))
+		goto out;
+	if (!OK(cc->st.collisions == 1 && cc->st.inserts == 1))
+		goto out;
 out:
 	sc_ccache_destroy(cc);
 	corpus_free(&c);
@@ -277,33 +331,52 @@ static int test_sharing_counts(const struct sc_selftest_opts *o)
 	if (err)
 		goto out;
 	hc = sc_hostcache_create(&cfg);
-	CHECK(hc && buf);
-	CHECK(sc_hostcache_read(hc, 7, 0, buf, &h) == SC_NEED_HASH);
-	CHECK(sc_hostcache_read_hash(hc, 7, 0, &c.h[0], buf) == SC_NEED_DATA);
-	CHECK(sc_hostcache_fill(hc, 7, 0, &c.h[0], corpus_block(&c, 0)) == 0);
-	CHECK(sc_hostcache_block_share(hc, &c.h[0]) == 1);
+	if (!OK(hc && buf))
+		goto out;
+	if (!OK(sc_hostcache_read(hc, 7, 0, buf, &h) == SC_NEED_HASH))
+		goto out;
+	if (!OK(sc_hostcache_read_hash(hc, 7, 0, &c.h[0], buf) == SC_NEED_DATA))
+		goto out;
+	if (!OK(sc_hostcache_fill(hc, 7, 0, &c.h[0], corpus_block(&c, 0)) == 0))
+		goto out;
+	if (!OK(sc_hostcache_block_share(hc, &c.h[0]) == 1))
+		goto out;
 	sc_hostcache_learn(hc, 8, 0, &c.h[0]);
 	sc_hostcache_learn(hc, 9, 5, &c.h[0]);
-	CHECK(sc_hostcache_block_share(hc, &c.h[0]) == 3);
+	if (!OK(sc_hostcache_block_share(hc, &c.h[0]) == 3))
+		goto out;
 	/* Learning the same mapping twice changes nothing. */
 	sc_hostcache_learn(hc, 9, 5, &c.h[0]);
-	CHECK(sc_hostcache_block_share(hc, &c.h[0]) == 3);
+	if (!OK(sc_hostcache_block_share(hc, &c.h[0]) == 3))
+		goto out;
 	/* Overwrite: (9, 5) now holds content 1. */
 	sc_hostcache_learn(hc, 9, 5, &c.h[1]);
-	CHECK(sc_hostcache_block_share(hc, &c.h[0]) == 2);
-	CHECK(sc_hostcache_forget(hc, 8, 0));
-	CHECK(sc_hostcache_block_share(hc, &c.h[0]) == 1);
-	CHECK(sc_hostcache_read(hc, 7, 0, buf, &h) == SC_ADDR_HIT);
-	CHECK(sc_memcmp(buf, corpus_block(&c, 0), BS) == 0);
+	if (!OK(sc_hostcache_block_share(hc, &c.h[0]) == 2))
+		goto out;
+	if (!OK(sc_hostcache_forget(hc, 8, 0)))
+		goto out;
+	if (!OK(sc_hostcache_block_share(hc, &c.h[0]) == 1))
+		goto out;
+	if (!OK(sc_hostcache_read(hc, 7, 0, buf, &h) == SC_ADDR_HIT))
+		goto out;
+	if (!OK(sc_memcmp(buf, corpus_block(&c, 0), BS) == 0))
+		goto out;
 	/* A second VM's block with the same content: a content hit. */
-	CHECK(sc_hostcache_read(hc, 10, 3, buf, &h) == SC_NEED_HASH);
-	CHECK(sc_hostcache_read_hash(hc, 10, 3, &c.h[0], buf) ==
-	      SC_CONTENT_HIT);
-	CHECK(sc_memcmp(buf, corpus_block(&c, 0), BS) == 0);
-	CHECK(sc_hostcache_block_share(hc, &c.h[0]) == 2);
-	CHECK(sc_hostcache_drop_file(hc, 7) == 1);
-	CHECK(sc_hostcache_block_share(hc, &c.h[0]) == 1);
-	CHECK(sc_hostcache_read(hc, 7, 0, buf, &h) == SC_NEED_HASH);
+	if (!OK(sc_hostcache_read(hc, 10, 3, buf, &h) == SC_NEED_HASH))
+		goto out;
+	if (!OK(sc_hostcache_read_hash(hc, 10, 3, &c.h[0], buf) ==
+		      SC_CONTENT_HIT))
+		goto out;
+	if (!OK(sc_memcmp(buf, corpus_block(&c, 0), BS) == 0))
+		goto out;
+	if (!OK(sc_hostcache_block_share(hc, &c.h[0]) == 2))
+		goto out;
+	if (!OK(sc_hostcache_drop_file(hc, 7) == 1))
+		goto out;
+	if (!OK(sc_hostcache_block_share(hc, &c.h[0]) == 1))
+		goto out;
+	if (!OK(sc_hostcache_read(hc, 7, 0, buf, &h) == SC_NEED_HASH))
+		goto out;
 out:
 	sc_hostcache_destroy(hc);
 	sc_free(buf);
@@ -335,7 +408,8 @@ static int test_csimap_budget_and_freshness(const struct sc_selftest_opts *o)
 	if (err)
 		goto out;
 	m = sc_csimap_create(&cfg);
-	CHECK(m && truth);
+	if (!OK(m && truth))
+		goto out;
 	sc_memset(truth, 0xff, MAP_FILES * MAP_LBNS * sizeof(uint32_t));
 	sc_prng_seed(&rng, o->seed);
 	for (i = 0; i < o->random_ops; i++) {
@@ -358,16 +432,21 @@ static int test_csimap_budget_and_freshness(const struct sc_selftest_opts *o)
 			truth[a] = id;
 			break;
 		default:
-			if (sc_csimap_lookup(m, f, l, &h))
-				CHECK(truth[a] != SC_NIL &&
-				      sc_hash_eq(&h, &c.h[truth[a]]));
+			if (sc_csimap_lookup(m, f, l, &h) &&
+			    !OK(truth[a] != SC_NIL &&
+				sc_hash_eq(&h, &c.h[truth[a]])))
+				goto out;
 		}
 		sc_csimap_get_stats(m, &st);
-		CHECK(st.mem_bytes <= budget);
-		CHECK(st.entries <= st.capacity_entries);
-		CHECK(st.contents <= st.capacity_contents);
+		if (!OK(st.mem_bytes <= budget))
+			goto out;
+		if (!OK(st.entries <= st.capacity_entries))
+			goto out;
+		if (!OK(st.contents <= st.capacity_contents))
+			goto out;
 	}
-	CHECK(st.evictions > 0);
+	if (!OK(st.evictions > 0))
+		goto out;
 out:
 	sc_csimap_destroy(m);
 	sc_free(truth);
@@ -448,7 +527,8 @@ static int random_vs_model(const struct sc_selftest_opts *o,
 	md.id = sc_calloc(cap, sizeof(uint32_t));
 	md.share = sc_calloc(cap, sizeof(uint32_t));
 	cc = small_cache(policy, cap, note_evict, &log);
-	CHECK(cc && md.id && md.share);
+	if (!OK(cc && md.id && md.share))
+		goto out;
 	sc_prng_seed(&rng, o->seed ^ window);
 	for (i = 0; i < o->random_ops; i++) {
 		id = sc_prng_below(&rng, c.n);
@@ -456,7 +536,8 @@ static int random_vs_model(const struct sc_selftest_opts *o,
 		share = 1 + sc_prng_below(&rng, 6);
 		switch (sc_prng_below(&rng, 10)) {
 		case 0:
-			CHECK(sc_ccache_remove(cc, &c.h[id]) == (at != SC_NIL));
+			if (!OK(sc_ccache_remove(cc, &c.h[id]) == (at != SC_NIL)))
+				goto out;
 			if (at != SC_NIL)
 				model_delete(&md, at);
 			break;
@@ -470,34 +551,42 @@ static int random_vs_model(const struct sc_selftest_opts *o,
 		case 4:
 		case 5:
 			d = sc_ccache_lookup(cc, &c.h[id]);
-			CHECK(!d == (at == SC_NIL));
+			if (!OK(!d == (at == SC_NIL)))
+				goto out;
 			if (d) {
-				CHECK(sc_memcmp(d, corpus_block(&c, id), BS) == 0);
+				if (!OK(sc_memcmp(d, corpus_block(&c, id), BS) == 0))
+					goto out;
 				model_touch(&md, at);
 			}
 			break;
 		default:
 			v = log.count;
-			CHECK(sc_ccache_insert(cc, &c.h[id],
-					       corpus_block(&c, id), share) == 0);
+			if (!OK(sc_ccache_insert(cc, &c.h[id],
+						       corpus_block(&c, id), share) == 0))
+				goto out;
 			if (at != SC_NIL) {
 				md.share[at] = share;
 				model_touch(&md, at);
-				CHECK(log.count == v);
+				if (!OK(log.count == v))
+					goto out;
 				break;
 			}
 			if (md.n == cap) {
 				at = model_victim(&md);
-				CHECK(log.count == v + 1);
-				CHECK(sc_hash_eq(&log.last, &c.h[md.id[at]]));
+				if (!OK(log.count == v + 1))
+					goto out;
+				if (!OK(sc_hash_eq(&log.last, &c.h[md.id[at]])))
+					goto out;
 				model_delete(&md, at);
 			}
 			model_append(&md, id, share);
 		}
-		CHECK(cc->st.blocks == md.n);
+		if (!OK(cc->st.blocks == md.n))
+			goto out;
 	}
 	for (i = 0; i < md.n; i++)
-		CHECK(sc_ccache_find(cc, &c.h[md.id[i]]) != SC_NIL);
+		if (!OK(sc_ccache_find(cc, &c.h[md.id[i]]) != SC_NIL))
+			goto out;
 out:
 	sc_ccache_destroy(cc);
 	sc_free(md.id);
@@ -536,12 +625,18 @@ static int test_bad_config(const struct sc_selftest_opts *o)
 	int err = 0;
 
 	(void)o;
-	CHECK(!small_cache("lru:3", 4, NULL, NULL));
-	CHECK(!small_cache("elru:0", 4, NULL, NULL));
-	CHECK(!small_cache("elru:x", 4, NULL, NULL));
-	CHECK(!small_cache("nosuch", 4, NULL, NULL));
-	CHECK(!small_cache("lru", 0, NULL, NULL));
-	CHECK(!sc_csimap_create(&mcfg));
+	if (!OK(!small_cache("lru:3", 4, NULL, NULL)))
+		goto out;
+	if (!OK(!small_cache("elru:0", 4, NULL, NULL)))
+		goto out;
+	if (!OK(!small_cache("elru:x", 4, NULL, NULL)))
+		goto out;
+	if (!OK(!small_cache("nosuch", 4, NULL, NULL)))
+		goto out;
+	if (!OK(!small_cache("lru", 0, NULL, NULL)))
+		goto out;
+	if (!OK(!sc_csimap_create(&mcfg)))
+		goto out;
 out:
 	return err;
 }

@@ -14,12 +14,6 @@
 #include <linux/string.h>
 #include <linux/types.h>
 
-#define SC_ENOMEM ENOMEM
-#define SC_EINVAL EINVAL
-#define SC_EEXIST EEXIST
-#define SC_ENOENT ENOENT
-#define SC_EIO EIO
-
 /*
  * kvzalloc: the core's tables (cache slots, CSI-Map entries, bucket arrays)
  * can be far larger than what kmalloc hands out in one piece.
@@ -39,33 +33,28 @@ static inline void sc_free(void *p)
 	kvfree(p);
 }
 
-#define sc_memcpy(d, s, n) memcpy((d), (s), (n))
-#define sc_memcmp(a, b, n) memcmp((a), (b), (n))
-#define sc_memset(d, c, n) memset((d), (c), (n))
-#define sc_strcmp(a, b) strcmp((a), (b))
-#define sc_strncmp(a, b, n) strncmp((a), (b), (n))
-#define sc_strlen(s) strlen(s)
+struct sc_mutex {
+	struct mutex m;
+};
 
-typedef struct mutex sc_mutex_t;
-
-static inline void sc_mutex_init(sc_mutex_t *m)
+static inline void sc_mutex_init(struct sc_mutex *m)
 {
-	mutex_init(m);
+	mutex_init(&m->m);
 }
 
-static inline void sc_mutex_destroy(sc_mutex_t *m)
+static inline void sc_mutex_destroy(struct sc_mutex *m)
 {
-	mutex_destroy(m);
+	mutex_destroy(&m->m);
 }
 
-static inline void sc_mutex_lock(sc_mutex_t *m)
+static inline void sc_mutex_lock(struct sc_mutex *m)
 {
-	mutex_lock(m);
+	mutex_lock(&m->m);
 }
 
-static inline void sc_mutex_unlock(sc_mutex_t *m)
+static inline void sc_mutex_unlock(struct sc_mutex *m)
 {
-	mutex_unlock(m);
+	mutex_unlock(&m->m);
 }
 
 #define sc_log_err(fmt, ...) pr_err("seacache: " fmt "\n", ##__VA_ARGS__)

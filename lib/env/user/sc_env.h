@@ -15,13 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The core returns negative errno values, as the kernel does. */
-#define SC_ENOMEM ENOMEM
-#define SC_EINVAL EINVAL
-#define SC_EEXIST EEXIST
-#define SC_ENOENT ENOENT
-#define SC_EIO EIO
-
 static inline void *sc_zalloc(size_t size)
 {
 	return calloc(1, size);
@@ -38,33 +31,28 @@ static inline void sc_free(void *p)
 	free(p);
 }
 
-#define sc_memcpy(d, s, n) memcpy((d), (s), (n))
-#define sc_memcmp(a, b, n) memcmp((a), (b), (n))
-#define sc_memset(d, c, n) memset((d), (c), (n))
-#define sc_strcmp(a, b) strcmp((a), (b))
-#define sc_strncmp(a, b, n) strncmp((a), (b), (n))
-#define sc_strlen(s) strlen(s)
+struct sc_mutex {
+	pthread_mutex_t m;
+};
 
-typedef pthread_mutex_t sc_mutex_t;
-
-static inline void sc_mutex_init(sc_mutex_t *m)
+static inline void sc_mutex_init(struct sc_mutex *m)
 {
-	pthread_mutex_init(m, NULL);
+	pthread_mutex_init(&m->m, NULL);
 }
 
-static inline void sc_mutex_destroy(sc_mutex_t *m)
+static inline void sc_mutex_destroy(struct sc_mutex *m)
 {
-	pthread_mutex_destroy(m);
+	pthread_mutex_destroy(&m->m);
 }
 
-static inline void sc_mutex_lock(sc_mutex_t *m)
+static inline void sc_mutex_lock(struct sc_mutex *m)
 {
-	pthread_mutex_lock(m);
+	pthread_mutex_lock(&m->m);
 }
 
-static inline void sc_mutex_unlock(sc_mutex_t *m)
+static inline void sc_mutex_unlock(struct sc_mutex *m)
 {
-	pthread_mutex_unlock(m);
+	pthread_mutex_unlock(&m->m);
 }
 
 #define sc_log_err(fmt, ...) \

@@ -7,15 +7,32 @@
  * include path (lib/env/user or lib/env/kernel); its sc_env.h provides:
  *   fixed-width integers, bool, size_t, NULL;
  *   sc_zalloc/sc_calloc/sc_free (zeroed memory, may be large);
- *   sc_memcpy/sc_memcmp/sc_memset/sc_strcmp/sc_strncmp/sc_strlen;
- *   sc_mutex_t with sc_mutex_init/lock/unlock/destroy;
- *   sc_log_err/sc_log_warn/sc_log_info;
- *   SC_ENOMEM, SC_EINVAL, SC_EEXIST, SC_ENOENT, SC_EIO (returned negated).
+ *   memcpy, memcmp, memset, strcmp, strncmp, strlen and the errno values
+ *     (used here through the sc_ names below);
+ *   struct sc_mutex with sc_mutex_init/lock/unlock/destroy;
+ *   sc_log_err/sc_log_warn/sc_log_info.
  */
 #ifndef SEACACHE_COMPAT_H
 #define SEACACHE_COMPAT_H
 
 #include "sc_env.h"
+
+/*
+ * Both environments provide these under their C names; the core returns
+ * negative errno values, as the kernel does.
+ */
+#define SC_ENOMEM ENOMEM
+#define SC_EINVAL EINVAL
+#define SC_EEXIST EEXIST
+#define SC_ENOENT ENOENT
+#define SC_EIO EIO
+
+#define sc_memcpy(d, s, n) memcpy((d), (s), (n))
+#define sc_memcmp(a, b, n) memcmp((a), (b), (n))
+#define sc_memset(d, c, n) memset((d), (c), (n))
+#define sc_strcmp(a, b) strcmp((a), (b))
+#define sc_strncmp(a, b, n) strncmp((a), (b), (n))
+#define sc_strlen(s) strlen(s)
 
 #define SC_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
