@@ -8,7 +8,7 @@ GEN        := -G Ninja
 LAB_ARGS   ?=
 
 .PHONY: all deps deps-kernel build build-asan test test-unit test-kernel \
-	lab bench clean help
+	lab bench checkpatch clean help
 
 all: build
 
@@ -18,6 +18,7 @@ help:
 	@echo "make test-unit    unit tests only (plain and ASan+UBSan)"
 	@echo "make test-kernel  kernel tests only"
 	@echo "make bench        speed and memory of the core, beside OpenSSL's own figure"
+	@echo "make checkpatch   kernel style check of everything compiled into a module"
 	@echo "make clean        remove build outputs (the kernel cache in /var/cache/seacache stays)"
 	@echo "LAB_ARGS='--help' make lab   shows the demo's options"
 
@@ -54,6 +55,10 @@ lab: build
 
 bench: build
 	scripts/bench $(BUILD)
+
+checkpatch:
+	@scripts/install-deps style
+	scripts/checkpatch
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)
