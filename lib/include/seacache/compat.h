@@ -26,6 +26,9 @@
 #define SC_EEXIST EEXIST
 #define SC_ENOENT ENOENT
 #define SC_EIO EIO
+#define SC_EBADMSG EBADMSG	/* malformed input */
+#define SC_EMSGSIZE EMSGSIZE	/* output buffer too small */
+#define SC_E2BIG E2BIG		/* a count over a protocol limit */
 
 #define sc_memcpy(d, s, n) memcpy((d), (s), (n))
 #define sc_memcmp(a, b, n) memcmp((a), (b), (n))

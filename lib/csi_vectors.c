@@ -1,0 +1,451 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * Golden vectors of the CSI protocol (see seacache/csi_vectors.h).
+ * Changing a value here changes protocol/vectors/: regenerate them with
+ * `csi-vectors --write protocol/vectors` only for a deliberate change of
+ * the test set, never to make a codec change pass.
+ */
+#include "seacache/csi_vectors.h"
+
+/* Deterministic filler: byte i of a pattern is (seed + 7 * i) mod 256. */
+static void pattern(uint8_t *p, uint32_t n, uint8_t seed)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(seed + 7 * i);
+}
+
+static struct sc_hash hash_of(uint8_t seed)
+{
+	struct sc_hash h;
+
+	pattern(h.b, SC_HASH_LEN, seed);
+	return h;
+}
+
+static struct csi_bytes str(const char *s)
+{
+	struct csi_bytes b = { (const uint8_t *)s, (uint32_t)sc_strlen(s) };
+
+	return b;
+}
+
+static struct csi_bytes data_at(uint8_t *scratch, uint32_t off, uint32_t n,
+				uint8_t seed)
+{
+	struct csi_bytes b = { scratch + off, n };
+
+	pattern(scratch + off, n, seed);
+	return b;
+}
+
+/* A header evicting n patterned hashes, kept in scratch. */
+static struct csi_reqhdr reqhdr(uint8_t *scratch, uint32_t n)
+{
+	struct csi_reqhdr h = { .host = 0x0102030405060708ull,
+				.epoch = 0x1122334455667788ull };
+	struct sc_hash *ev = (struct sc_hash *)scratch;
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		ev[i] = hash_of((uint8_t)(0xe0 + i));
+	h.evicted = n ? ev : NULL;
+	h.nevicted = n;
+	return h;
+}
+
+static const struct csi_fileattr attr = {
+	.file = 0x00000000deadbeefull, .size = 20480 + 100,
+	.change = 0x8000000000000001ull,
+};
+
+static void peer_inet(struct csi_peer_addr *a)
+{
+	static const uint8_t lo[4] = { 127, 0, 0, 1 };
+
+	a->family = CSI_AF_INET;
+	sc_memcpy(a->addr, lo, sizeof(lo));
+	a->port = 20491;
+}
+
+static void v_hello_args(void *msg, uint8_t *scratch)
+{
+	struct csi_hello_args *a = msg;
+
+	(void)scratch;
+	pattern(a->host_uuid, CSI_HOST_UUID_SIZE, 0x40);
+	a->host_name = str("vdi-host-01");	/* 11 bytes: one of padding */
+	peer_inet(&a->peer);
+	a->cache_bytes = 1ull << 30;
+	a->features = CSI_FEAT_ALL;
+}
+
+static void v_hello_res_ok(void *msg, uint8_t *scratch)
+{
+	struct csi_hello_res *r = msg;
+
+	(void)scratch;
+	r->status = CSI_OK;
+	r->host = 7;
+	r->epoch = 0x1122334455667788ull;
+	r->block_size = 4096;
+	r->max_blocks = 64;
+	r->max_push = 256;
+	r->max_evict = 1024;
+	r->features = CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER | CSI_FEAT_PUSH;
+	r->lease_seconds = 90;
+	pattern(r->peer_secret, CSI_SECRET_SIZE, 0x99);
+}
+
+static void v_hello_res_busy(void *msg, uint8_t *scratch)
+{
+	struct csi_hello_res *r = msg;
+
+	(void)scratch;
+	r->status = CSI_ERR_BUSY;
+}
+
+static void v_lookup_args(void *msg, uint8_t *scratch)
+{
+	struct csi_lookup_args *a = msg;
+
+	a->hdr = reqhdr(scratch, 2);
+	a->export_path = str("/vdi");
+	a->path = str("images/clone-0001.img");
+}
+
+static void v_lookup_res_ok(void *msg, uint8_t *scratch)
+{
+	struct csi_lookup_res *r = msg;
+
+	(void)scratch;
+	r->status = CSI_OK;
+	r->attr = attr;
+}
+
+static void v_lookup_res_noent(void *msg, uint8_t *scratch)
+{
+	struct csi_lookup_res *r = msg;
+
+	(void)scratch;
+	r->status = CSI_ERR_NOENT;
+}
+
+static void v_gethashes_args(void *msg, uint8_t *scratch)
+{
+	struct csi_gethashes_args *a = msg;
+
+	a->hdr = reqhdr(scratch, 0);
+	a->file = attr.file;
+	a->lbn = 2;
+	a->count = 3;
+}
+
+static void v_gethashes_res(void *msg, uint8_t *scratch)
+{
+	static struct csi_block_hash blocks[3];
+	struct csi_gethashes_res *r = msg;
+
+	(void)scratch;
+	blocks[0].kind = CSI_HK_HASH;
+	blocks[0].hash = hash_of(0x10);
+	blocks[1].kind = CSI_HK_HOLE;
+	blocks[2].kind = CSI_HK_HASH;
+	blocks[2].hash = hash_of(0x30);
+	r->status = CSI_OK;
+	r->attr = attr;
+	r->blocks = blocks;
+	r->nblocks = SC_ARRAY_SIZE(blocks);
+}
+
+static void v_read_args(void *msg, uint8_t *scratch)
+{
+	struct csi_read_args *a = msg;
+
+	a->hdr = reqhdr(scratch, 1);
+	a->file = attr.file;
+	a->lbn = 0;
+	a->count = 5;
+	a->flags = CSI_READ_WANT_DATA | CSI_READ_ACCEPT_DELEG |
+		   CSI_READ_ACCEPT_PUSH;
+}
+
+/* Every arm: a full block, a short tail block (padded), hash, hole, peer. */
+static void v_read_res(void *msg, uint8_t *scratch)
+{
+	static struct csi_read_block blocks[5];
+	static struct csi_push_entry pushed[2];
+	struct csi_read_res *r = msg;
+
+	sc_memset(blocks, 0, sizeof(blocks));
+	blocks[0].kind = CSI_RK_DATA;
+	blocks[0].hash = hash_of(0x01);
+	blocks[0].data = data_at(scratch, 0, 4096, 0x51);
+	blocks[1].kind = CSI_RK_HASH;
+	blocks[1].hash = hash_of(0x02);
+	blocks[2].kind = CSI_RK_HOLE;
+	blocks[3].kind = CSI_RK_DELEGATED;
+	blocks[3].hash = hash_of(0x03);
+	blocks[3].peer_host = 9;
+	peer_inet(&blocks[3].peer);
+	blocks[3].token.expiry = 1795000000;
+	pattern(blocks[3].token.mac, CSI_MAC_SIZE, 0x77);
+	blocks[4].kind = CSI_RK_DATA;
+	blocks[4].hash = hash_of(0x04);
+	blocks[4].data = data_at(scratch, 4096, 101, 0x52);
+	pushed[0].file = attr.file + 1;
+	pushed[0].lbn = 0;
+	pushed[0].hash = hash_of(0x01);
+	pushed[1].file = attr.file + 2;
+	pushed[1].lbn = 17;
+	pushed[1].hash = hash_of(0x02);
+	r->status = CSI_OK;
+	r->attr = attr;
+	r->blocks = blocks;
+	r->nblocks = SC_ARRAY_SIZE(blocks);
+	r->pushed = pushed;
+	r->npushed = SC_ARRAY_SIZE(pushed);
+}
+
+static void v_read_res_bad_epoch(void *msg, uint8_t *scratch)
+{
+	struct csi_read_res *r = msg;
+
+	(void)scratch;
+	r->status = CSI_ERR_BAD_EPOCH;
+}
+
+static void v_write_args(void *msg, uint8_t *scratch)
+{
+	static struct csi_write_block blocks[3];
+	struct csi_write_args *a = msg;
+
+	a->hdr = reqhdr(scratch, 1);
+	sc_memset(blocks, 0, sizeof(blocks));
+	blocks[0].kind = CSI_WK_HASH;
+	blocks[0].hash = hash_of(0x05);
+	blocks[1].kind = CSI_WK_DATA;
+	blocks[1].hash = hash_of(0x06);
+	blocks[1].data = data_at(scratch, 4096, 4096, 0x53);
+	blocks[2].kind = CSI_WK_DATA;
+	blocks[2].hash = hash_of(0x07);
+	blocks[2].data = data_at(scratch, 8192, 2, 0x54);
+	a->file = attr.file;
+	a->lbn = 4;
+	a->end = 6 * 4096 + 2;
+	a->stable = CSI_FILE_SYNC;
+	a->blocks = blocks;
+	a->nblocks = SC_ARRAY_SIZE(blocks);
+}
+
+static void v_write_res(void *msg, uint8_t *scratch)
+{
+	static uint32_t st[3] = { CSI_W_NEED_DATA, CSI_W_OK, CSI_W_OK };
+	struct csi_write_res *r = msg;
+
+	(void)scratch;
+	r->status = CSI_OK;
+	r->attr = attr;
+	r->committed = CSI_FILE_SYNC;
+	r->blocks = st;
+	r->nblocks = SC_ARRAY_SIZE(st);
+}
+
+static void v_commit_args(void *msg, uint8_t *scratch)
+{
+	struct csi_commit_args *a = msg;
+
+	a->hdr = reqhdr(scratch, 0);
+	a->file = attr.file;
+}
+
+static void v_commit_res(void *msg, uint8_t *scratch)
+{
+	struct csi_commit_res *r = msg;
+
+	(void)scratch;
+	r->status = CSI_OK;
+	r->attr = attr;
+}
+
+static void v_evict_args(void *msg, uint8_t *scratch)
+{
+	struct csi_evict_args *a = msg;
+
+	a->hdr = reqhdr(scratch, 3);
+}
+
+static void v_evict_res(void *msg, uint8_t *scratch)
+{
+	struct csi_evict_res *r = msg;
+
+	(void)scratch;
+	r->status = CSI_ERR_UNKNOWN_HOST;
+}
+
+static void v_stats_args(void *msg, uint8_t *scratch)
+{
+	struct csi_stats_args *a = msg;
+
+	(void)scratch;
+	a->per_host = true;
+}
+
+static void v_stats_res(void *msg, uint8_t *scratch)
+{
+	static struct csi_counter server[2], host[1];
+	static struct csi_host_stats hosts[1];
+	struct csi_stats_res *r = msg;
+
+	(void)scratch;
+	server[0].name = str("read.calls");
+	server[0].value = 123456;
+	server[1].name = str("tracker.entries");
+	server[1].value = 1ull << 40;
+	host[0].name = str("read.hash_only_blocks");
+	host[0].value = 42;
+	hosts[0].host = 7;
+	hosts[0].host_name = str("vdi-host-01");
+	hosts[0].counters = host;
+	hosts[0].ncounters = SC_ARRAY_SIZE(host);
+	r->status = CSI_OK;
+	r->epoch = 0x1122334455667788ull;
+	r->counters = server;
+	r->ncounters = SC_ARRAY_SIZE(server);
+	r->hosts = hosts;
+	r->nhosts = SC_ARRAY_SIZE(hosts);
+}
+
+static void v_peer_read_args(void *msg, uint8_t *scratch)
+{
+	struct csi_peer_read_args *a = msg;
+
+	(void)scratch;
+	a->requester = 7;
+	a->epoch = 0x1122334455667788ull;
+	a->hash = hash_of(0x03);
+	a->token.expiry = 1795000000;
+	pattern(a->token.mac, CSI_MAC_SIZE, 0x77);
+}
+
+static void v_peer_read_res_ok(void *msg, uint8_t *scratch)
+{
+	struct csi_peer_read_res *r = msg;
+
+	r->status = CSI_OK;
+	r->data = data_at(scratch, 0, 4096, 0x55);
+}
+
+static void v_peer_read_res_bad_token(void *msg, uint8_t *scratch)
+{
+	struct csi_peer_read_res *r = msg;
+
+	(void)scratch;
+	r->status = CSI_ERR_BAD_TOKEN;
+}
+
+#define VEC(name, msg) { #name, CSI_MSG_##msg, v_##name }
+
+const struct csi_vector csi_vectors[] = {
+	VEC(hello_args, HELLO_ARGS),
+	VEC(hello_res_ok, HELLO_RES),
+	VEC(hello_res_busy, HELLO_RES),
+	VEC(lookup_args, LOOKUP_ARGS),
+	VEC(lookup_res_ok, LOOKUP_RES),
+	VEC(lookup_res_noent, LOOKUP_RES),
+	VEC(gethashes_args, GETHASHES_ARGS),
+	VEC(gethashes_res, GETHASHES_RES),
+	VEC(read_args, READ_ARGS),
+	VEC(read_res, READ_RES),
+	VEC(read_res_bad_epoch, READ_RES),
+	VEC(write_args, WRITE_ARGS),
+	VEC(write_res, WRITE_RES),
+	VEC(commit_args, COMMIT_ARGS),
+	VEC(commit_res, COMMIT_RES),
+	VEC(evict_args, EVICT_ARGS),
+	VEC(evict_res, EVICT_RES),
+	VEC(stats_args, STATS_ARGS),
+	VEC(stats_res, STATS_RES),
+	VEC(peer_read_args, PEER_READ_ARGS),
+	VEC(peer_read_res_ok, PEER_READ_RES),
+	VEC(peer_read_res_bad_token, PEER_READ_RES),
+};
+
+const unsigned int csi_nvectors = SC_ARRAY_SIZE(csi_vectors);
+
+/* Room for any vector's message struct. */
+union csi_vector_msg {
+	struct csi_hello_args hello_args;
+	struct csi_hello_res hello_res;
+	struct csi_read_res read_res;
+	struct csi_write_args write_args;
+	struct csi_stats_res stats_res;
+	struct csi_peer_read_args peer_read_args;
+	uint64_t align;
+	uint8_t any[256];
+};
+
+/* A vector's message and the scratch it points into. */
+struct vector_enc {
+	union csi_vector_msg msg;
+	uint8_t scratch[CSI_VECTOR_SCRATCH];
+};
+
+uint8_t *csi_vector_encode(const struct csi_vector *v, size_t *len)
+{
+	struct vector_enc *ve = sc_zalloc(sizeof(*ve));
+	uint8_t *out = NULL;
+	size_t n;
+
+	if (!ve || csi_msgs[v->msg].size > sizeof(ve->msg))
+		goto done;
+	v->build(&ve->msg, ve->scratch);
+	if (csi_encode(v->msg, &ve->msg, NULL, 0, &n))
+		goto done;
+	out = sc_zalloc(n ? n : 1);
+	if (out && csi_encode(v->msg, &ve->msg, out, n, len)) {
+		sc_free(out);
+		out = NULL;
+	}
+done:
+	sc_free(ve);
+	return out;
+}
+
+int csi_vector_check(const struct csi_vector *v, const void *bytes,
+		     size_t len)
+{
+	size_t elen, alen = csi_decode_arena_size(v->msg, len), rlen;
+	union csi_vector_msg *dec = sc_zalloc(sizeof(*dec));
+	uint8_t *arena = sc_zalloc(alen ? alen : 1);
+	uint8_t *exp = csi_vector_encode(v, &elen);
+	uint8_t *re = sc_zalloc(len ? len : 1);
+	int err = -SC_ENOMEM;
+
+	if (!dec || !arena || !exp || !re)
+		goto out;
+	err = -SC_EINVAL;
+	if (elen != len || sc_memcmp(exp, bytes, len)) {
+		sc_log_err("vector %s: encoding differs from the golden bytes (%zu vs %zu bytes)",
+			   v->name, elen, len);
+		goto out;
+	}
+	err = csi_decode(v->msg, bytes, len, dec, arena, alen);
+	if (err) {
+		sc_log_err("vector %s: decode failed: %d", v->name, err);
+		goto out;
+	}
+	err = csi_encode(v->msg, dec, re, len, &rlen);
+	if (!err && (rlen != len || sc_memcmp(re, bytes, len)))
+		err = -SC_EINVAL;
+	if (err)
+		sc_log_err("vector %s: decoded message does not re-encode to its bytes",
+			   v->name);
+out:
+	sc_free(re);
+	sc_free(exp);
+	sc_free(arena);
+	sc_free(dec);
+	return err;
+}

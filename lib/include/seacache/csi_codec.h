@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * The CSI protocol codec: encode and decode every message of
+ * protocol/seacache.x, over flat buffers, in user space and in the kernel.
+ *
+ * Messages are named by enum csi_msg; csi_msgs[] tells each one's C struct
+ * and the most arena its decoding can need.  The ONC RPC procedure tables
+ * (csi_proc_find) map a call to its argument and result messages.
+ */
+#ifndef SEACACHE_CSI_CODEC_H
+#define SEACACHE_CSI_CODEC_H
+
+#include "csi_proto.h"
+#include "xdr.h"
+
+enum csi_msg {
+	CSI_MSG_VOID,
+	CSI_MSG_HELLO_ARGS,
+	CSI_MSG_HELLO_RES,
+	CSI_MSG_LOOKUP_ARGS,
+	CSI_MSG_LOOKUP_RES,
+	CSI_MSG_GETHASHES_ARGS,
+	CSI_MSG_GETHASHES_RES,
+	CSI_MSG_READ_ARGS,
+	CSI_MSG_READ_RES,
+	CSI_MSG_WRITE_ARGS,
+	CSI_MSG_WRITE_RES,
+	CSI_MSG_COMMIT_ARGS,
+	CSI_MSG_COMMIT_RES,
+	CSI_MSG_EVICT_ARGS,
+	CSI_MSG_EVICT_RES,
+	CSI_MSG_STATS_ARGS,
+	CSI_MSG_STATS_RES,
+	CSI_MSG_PEER_READ_ARGS,
+	CSI_MSG_PEER_READ_RES,
+	CSI_MSG_COUNT
+};
+
+struct csi_msg_info {
+	const char *name;		/* "read_res" */
+	size_t size;			/* of its C struct */
+	/* Arena for decoding: at most per_byte * input length, and at most max. */
+	size_t arena_per_byte;
+	size_t arena_max;
+	void (*xdr)(struct sc_xdr *x, void *msg);
+};
+
+extern const struct csi_msg_info csi_msgs[CSI_MSG_COUNT];
+
+/* Either direction of one message, for callers that hold a struct sc_xdr. */
+void csi_xdr_msg(struct sc_xdr *x, enum csi_msg m, void *msg);
+
+/*
+ * Encode msg into out[0..cap) and set *len.  out NULL: only measure.
+ * -SC_EINVAL when msg breaks a protocol limit or names an unknown kind,
+ * -SC_EMSGSIZE when cap is too small.
+ */
+int csi_encode(enum csi_msg m, const void *msg, void *out, size_t cap,
+	       size_t *len);
+
+/* Arena that decoding len bytes of message m can need at most. */
+size_t csi_decode_arena_size(enum csi_msg m, size_t len);
+
+/*
+ * Decode exactly in[0..len) into msg.  Arrays go to the arena; variable
+ * opaques point into in.  -SC_EBADMSG for malformed or truncated input or
+ * bytes left over, -SC_E2BIG for a count over a protocol limit,
+ * -SC_ENOMEM when the arena is too small.
+ */
+int csi_decode(enum csi_msg m, const void *in, size_t len, void *msg,
+	       void *arena, size_t arena_len);
+
+struct csi_proc_info {
+	uint32_t prog;
+	uint32_t proc;
+	const char *name;
+	enum csi_msg args;
+	enum csi_msg res;
+};
+
+/* The procedure of a call, or NULL if the program or procedure is unknown. */
+const struct csi_proc_info *csi_proc_find(uint32_t prog, uint32_t proc);
+
+#endif /* SEACACHE_CSI_CODEC_H */

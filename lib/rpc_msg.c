@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * ONC RPC v2 call and reply headers (RFC 5531 section 9).
+ */
+#include "seacache/rpc_msg.h"
+
+static void rpc_xdr_auth(struct sc_xdr *x, struct rpc_auth *a)
+{
+	sc_xdr_u32(x, &a->flavor);
+	sc_xdr_var(x, &a->body, &a->len, RPC_MAX_AUTH_BYTES);
+}
+
+static void rpc_xdr_msg_type(struct sc_xdr *x, uint32_t type)
+{
+	uint32_t t = type;
+
+	sc_xdr_u32(x, &t);
+	if (!x->err && t != type)
+		sc_xdr_fail(x, -SC_EBADMSG);
+}
+
+void rpc_xdr_call_hdr(struct sc_xdr *x, struct rpc_call_hdr *h)
+{
+	sc_xdr_u32(x, &h->xid);
+	rpc_xdr_msg_type(x, RPC_CALL);
+	sc_xdr_u32(x, &h->rpcvers);
+	sc_xdr_u32(x, &h->prog);
+	sc_xdr_u32(x, &h->vers);
+	sc_xdr_u32(x, &h->proc);
+	rpc_xdr_auth(x, &h->cred);
+	rpc_xdr_auth(x, &h->verf);
+}
+
+void rpc_xdr_reply_hdr(struct sc_xdr *x, struct rpc_reply_hdr *h)
+{
+	sc_xdr_u32(x, &h->xid);
+	rpc_xdr_msg_type(x, RPC_REPLY);
+	sc_xdr_enum(x, &h->reply_stat, RPC_MSG_DENIED);
+	if (x->err)
+		return;
+	if (h->reply_stat == RPC_MSG_ACCEPTED) {
+		rpc_xdr_auth(x, &h->verf);
+		sc_xdr_enum(x, &h->accept_stat, RPC_SYSTEM_ERR);
+		if (!x->err && h->accept_stat == RPC_PROG_MISMATCH) {
+			sc_xdr_u32(x, &h->low);
+			sc_xdr_u32(x, &h->high);
+		}
+		return;
+	}
+	sc_xdr_enum(x, &h->reject_stat, RPC_AUTH_ERROR);
+	if (x->err)
+		return;
+	if (h->reject_stat == RPC_MISMATCH) {
+		sc_xdr_u32(x, &h->low);
+		sc_xdr_u32(x, &h->high);
+	} else {
+		sc_xdr_enum(x, &h->auth_stat, RPC_AUTH_STAT_MAX);
+	}
+}

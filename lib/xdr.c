@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * XDR primitives over a flat buffer (see seacache/xdr.h).
+ */
+#include "seacache/xdr.h"
+
+void sc_xdr_init_encode(struct sc_xdr *x, void *out, size_t cap)
+{
+	sc_memset(x, 0, sizeof(*x));
+	x->op = SC_XDR_ENCODE;
+	x->out = out;
+	x->len = out ? cap : (size_t)-1;
+}
+
+void sc_xdr_init_decode(struct sc_xdr *x, const void *in, size_t len,
+			void *arena, size_t arena_len)
+{
+	sc_memset(x, 0, sizeof(*x));
+	x->op = SC_XDR_DECODE;
+	x->in = in;
+	x->len = len;
+	x->arena = arena;
+	x->arena_len = arena ? arena_len : 0;
+}
+
+void sc_xdr_enum(struct sc_xdr *x, uint32_t *v, uint32_t max)
+{
+	if (x->op == SC_XDR_ENCODE && *v > max) {
+		sc_xdr_fail(x, -SC_EINVAL);
+		return;
+	}
+	sc_xdr_u32(x, v);
+	if (!x->err && *v > max)
+		sc_xdr_fail(x, -SC_EBADMSG);
+}
+
+void sc_xdr_bool(struct sc_xdr *x, bool *v)
+{
+	uint32_t u = *v ? 1 : 0;
+
+	sc_xdr_enum(x, &u, 1);
+	*v = u == 1;
+}
+
+static uint32_t xdr_pad(uint32_t n)
+{
+	return (4 - (n & 3)) & 3;
+}
+
+/*
+ * n bytes and their padding: encode writes them from src (nothing when
+ * measuring); decode checks the padding and copies to dst unless NULL.
+ */
+static void xdr_bytes_padded(struct sc_xdr *x, const void *src, void *dst,
+			     uint32_t n)
+{
+	static const uint8_t zeros[4];
+	uint32_t pad = xdr_pad(n);
+	uint8_t *q = sc_xdr_take(x, (size_t)n + pad);
+
+	if (!q)
+		return;
+	if (x->op == SC_XDR_ENCODE) {
+		sc_memcpy(q, src, n);
+		sc_memset(q + n, 0, pad);
+		return;
+	}
+	if (sc_memcmp(q + n, zeros, pad)) {
+		sc_xdr_fail(x, -SC_EBADMSG);
+		return;
+	}
+	if (dst)
+		sc_memcpy(dst, q, n);
+}
+
+void sc_xdr_fixed(struct sc_xdr *x, void *p, uint32_t n)
+{
+	xdr_bytes_padded(x, p, p, n);
+}
+
+void sc_xdr_var(struct sc_xdr *x, const uint8_t **p, uint32_t *len,
+		uint32_t max)
+{
+	size_t start;
+
+	if (x->op == SC_XDR_ENCODE && *len > max) {
+		sc_xdr_fail(x, -SC_EINVAL);
+		return;
+	}
+	sc_xdr_u32(x, len);
+	if (x->err)
+		return;
+	if (*len > max) {
+		sc_xdr_fail(x, -SC_E2BIG);
+		return;
+	}
+	start = x->pos;
+	xdr_bytes_padded(x, *p, NULL, *len);
+	if (x->op == SC_XDR_DECODE)
+		*p = x->err || !*len ? NULL : x->in + start;
+}
+
+void sc_xdr_string(struct sc_xdr *x, const uint8_t **p, uint32_t *len,
+		   uint32_t max)
+{
+	uint32_t i;
+
+	if (x->op == SC_XDR_ENCODE && *len <= max) {
+		for (i = 0; i < *len; i++) {
+			if (!(*p)[i]) {
+				sc_xdr_fail(x, -SC_EINVAL);
+				return;
+			}
+		}
+	}
+	sc_xdr_var(x, p, len, max);
+	if (x->op == SC_XDR_ENCODE || x->err)
+		return;
+	for (i = 0; i < *len; i++) {
+		if (!(*p)[i]) {
+			sc_xdr_fail(x, -SC_EBADMSG);
+			return;
+		}
+	}
+}
+
+/* A count within max, and (decode) that the input can hold. */
+static void xdr_count(struct sc_xdr *x, uint32_t *count, uint32_t max,
+		      uint32_t min_wire)
+{
+	if (x->op == SC_XDR_ENCODE && *count > max) {
+		sc_xdr_fail(x, -SC_EINVAL);
+		return;
+	}
+	sc_xdr_u32(x, count);
+	if (x->err || x->op == SC_XDR_ENCODE)
+		return;
+	if (*count > max)
+		sc_xdr_fail(x, -SC_E2BIG);
+	else if ((uint64_t)*count * min_wire > x->len - x->pos)
+		sc_xdr_fail(x, -SC_EBADMSG);
+}
+
+void sc_xdr_array(struct sc_xdr *x, void **elems, uint32_t *count,
+		  uint32_t max, uint32_t min_wire, size_t elem_size)
+{
+	size_t need, align = sizeof(uint64_t);
+
+	xdr_count(x, count, max, min_wire);
+	if (x->err || x->op == SC_XDR_ENCODE)
+		return;
+	*elems = NULL;
+	if (!*count)
+		return;
+	need = (size_t)*count * elem_size;
+	x->arena_pos = (x->arena_pos + align - 1) & ~(align - 1);
+	if (x->arena_pos > x->arena_len || x->arena_len - x->arena_pos < need) {
+		sc_xdr_fail(x, -SC_ENOMEM);
+		return;
+	}
+	*elems = x->arena + x->arena_pos;
+	sc_memset(*elems, 0, need);
+	x->arena_pos += need;
+}
+
+void sc_xdr_fixed_array(struct sc_xdr *x, const void **elems,
+			uint32_t *count, uint32_t max, uint32_t size)
+{
+	uint32_t n;
+
+	/* size is a multiple of four for every use: no padding. */
+	xdr_count(x, count, max, size);
+	if (x->err)
+		return;
+	n = *count * size;
+	if (x->op == SC_XDR_ENCODE) {
+		uint8_t *q = sc_xdr_take(x, n);
+
+		if (q && n)
+			sc_memcpy(q, *elems, n);
+		return;
+	}
+	*elems = n ? x->in + x->pos : NULL;
+	sc_xdr_take(x, n);
+}
