@@ -61,7 +61,8 @@ static void xdr_bytes_padded(struct sc_xdr *x, const void *src, void *dst,
 	if (!q)
 		return;
 	if (x->op == SC_XDR_ENCODE) {
-		sc_memcpy(q, src, n);
+		if (n)	/* an empty opaque may have no pointer */
+			sc_memcpy(q, src, n);
 		sc_memset(q + n, 0, pad);
 		return;
 	}
@@ -69,7 +70,7 @@ static void xdr_bytes_padded(struct sc_xdr *x, const void *src, void *dst,
 		sc_xdr_fail(x, -SC_EBADMSG);
 		return;
 	}
-	if (dst)
+	if (dst && n)
 		sc_memcpy(dst, q, n);
 }
 

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * ONC RPC over TCP with record marking (RFC 5531), in user space, for the
+ * CSI programs: a client with pipelined calls matched by xid, per-call
+ * timeouts and reconnection, and a poll-based server loop with a wake-up
+ * fd for clean shutdown and bounded per-connection buffers.
+ *
+ * Messages are the CSI codec's (seacache/csi_codec.h): a call names its
+ * procedure, arguments and results go in and out as the codec's structs.
+ * Errors are negative errno values.
+ */
+#ifndef SEACACHE_RPC_TRANSPORT_H
+#define SEACACHE_RPC_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "seacache/csi_codec.h"
+#include "seacache/rpc_msg.h"
+
+/* Largest record either side accepts by default: a full READ reply. */
+#define SC_RPC_MAX_RECORD_DEFAULT (17u << 20)
+
+/* ---- client ---- */
+
+struct sc_rpc_client_opts {
+	const char *host;		/* numeric IPv4 or IPv6 address */
+	uint16_t port;
+	uint32_t prog;			/* CSI_PROG or CSI_PEER_PROG */
+	int timeout_ms;			/* per call; 0: 30 s */
+	unsigned int max_inflight;	/* calls started, not finished; 0: 64 */
+	size_t max_record;		/* 0: SC_RPC_MAX_RECORD_DEFAULT */
+};
+
+struct sc_rpc_client;
+
+/*
+ * The memory a decoded result points into; free it when done with the
+ * result.
+ */
+struct sc_rpc_reply;
+
+/* Connects; 0 or a negative errno (the address, or the connect error). */
+int sc_rpc_client_open(const struct sc_rpc_client_opts *o,
+		       struct sc_rpc_client **out);
+void sc_rpc_client_close(struct sc_rpc_client *c);
+
+/*
+ * Send a call and return its xid at once.  Several calls may be in flight
+ * and may be finished in any order, from any thread.  Blocks while
+ * max_inflight calls are open.  If the connection was lost, reconnects
+ * first.
+ */
+int sc_rpc_start(struct sc_rpc_client *c, uint32_t proc, const void *args,
+		 uint32_t *xid);
+
+/*
+ * Wait for the reply of a started call and decode it into res (the
+ * procedure's result struct).  On success *reply owns the memory res
+ * points into.  Errors: -ETIMEDOUT (the call is abandoned; a late reply is
+ * dropped), -ECONNRESET (the connection broke: the call may or may not
+ * have been executed; the next call reconnects), -EPROTONOSUPPORT (the
+ * server does not serve this program, version or procedure), -EINVAL (the
+ * server could not decode the arguments), -EREMOTEIO (the server failed),
+ * -EACCES (the server refused the credentials), -EBADMSG (malformed
+ * reply).
+ */
+int sc_rpc_finish(struct sc_rpc_client *c, uint32_t xid, void *res,
+		  struct sc_rpc_reply **reply);
+
+/* start + finish. */
+int sc_rpc_call(struct sc_rpc_client *c, uint32_t proc, const void *args,
+		void *res, struct sc_rpc_reply **reply);
+
+void sc_rpc_reply_free(struct sc_rpc_reply *r);
+
+/* ---- server ---- */
+
+/* One call, as a service's handler sees it. */
+struct sc_rpc_request {
+	const struct rpc_call_hdr *call;
+	const struct csi_proc_info *proc;
+	const void *args;		/* decoded arguments */
+	void *res;			/* zeroed result struct to fill */
+	struct sc_rpc_req_mem *mem;	/* see sc_rpc_req_alloc */
+};
+
+/*
+ * Memory for a result (e.g. its arrays) that lives until the reply has
+ * been encoded; NULL when exhausted.
+ */
+void *sc_rpc_req_alloc(struct sc_rpc_request *rq, size_t n);
+
+struct sc_rpc_service {
+	uint32_t prog;			/* version is always CSI_VERS */
+	/*
+	 * Fill rq->res.  Runs on the server loop's thread.  A negative
+	 * return makes the reply SYSTEM_ERR.  NULL procedures are answered
+	 * by the loop itself.
+	 */
+	int (*handle)(void *ctx, struct sc_rpc_request *rq);
+	void *ctx;
+};
+
+struct sc_rpc_server_opts {
+	const char *bind_addr;		/* numeric; NULL: 127.0.0.1 */
+	uint16_t port;			/* 0: any free port */
+	unsigned int max_conns;		/* 0: 256 */
+	size_t max_record;		/* 0: SC_RPC_MAX_RECORD_DEFAULT */
+};
+
+struct sc_rpc_server_stats {
+	uint64_t conns_accepted;
+	uint64_t conns_refused;		/* over max_conns */
+	uint64_t conns_dropped;		/* malformed stream or oversize record */
+	uint64_t calls;
+	uint64_t garbage_args;
+	uint64_t bytes_in;
+	uint64_t bytes_out;
+};
+
+struct sc_rpc_server;
+
+int sc_rpc_server_new(const struct sc_rpc_server_opts *o,
+		      const struct sc_rpc_service *svcs, unsigned int nsvcs,
+		      struct sc_rpc_server **out);
+/* The port it listens on (useful with port 0). */
+uint16_t sc_rpc_server_port(const struct sc_rpc_server *s);
+/* Serve until sc_rpc_server_stop; 0, or a negative errno if poll fails. */
+int sc_rpc_server_run(struct sc_rpc_server *s);
+/* From any thread or a signal handler: make run return soon. */
+void sc_rpc_server_stop(struct sc_rpc_server *s);
+/* Counters; call on the loop's thread or after run returned. */
+void sc_rpc_server_get_stats(const struct sc_rpc_server *s,
+			     struct sc_rpc_server_stats *st);
+/* After run has returned: close every connection and free. */
+void sc_rpc_server_free(struct sc_rpc_server *s);
+
+#endif /* SEACACHE_RPC_TRANSPORT_H */

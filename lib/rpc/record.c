@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * Record marking over TCP (see record.h).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "record.h"
+
+int64_t sc_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void sc_rec_reader_init(struct sc_rec_reader *r, size_t max_record)
+{
+	memset(r, 0, sizeof(*r));
+	r->max_record = max_record;
+}
+
+void sc_rec_reader_free(struct sc_rec_reader *r)
+{
+	free(r->rec);
+	r->rec = NULL;
+}
+
+bool sc_rec_pending(const struct sc_rec_reader *r)
+{
+	return r->complete || r->stage_pos < r->stage_len;
+}
+
+/* A fragment's mark is in: check its size and make room for its bytes. */
+static int rec_start_fragment(struct sc_rec_reader *r)
+{
+	uint32_t v = (uint32_t)r->mark[0] << 24 | (uint32_t)r->mark[1] << 16 |
+		     (uint32_t)r->mark[2] << 8 | r->mark[3];
+	size_t need;
+	uint8_t *p;
+
+	r->frag_left = v & RPC_RM_LEN_MASK;
+	r->last = v & RPC_RM_LAST;
+	need = r->rec_len + r->frag_left;
+	if (need > r->max_record)
+		return -E2BIG;
+	if (need > r->rec_cap) {
+		p = realloc(r->rec, need ? need : 1);
+		if (!p)
+			return -ENOMEM;
+		r->rec = p;
+		r->rec_cap = need;
+	}
+	return 0;
+}
+
+static void rec_end_fragment(struct sc_rec_reader *r)
+{
+	r->mark_have = 0;
+	if (r->last)
+		r->complete = true;
+}
+
+/* Parse staged bytes until they run out or a record is complete. */
+static int rec_parse_stage(struct sc_rec_reader *r)
+{
+	size_t n;
+	int err;
+
+	while (!r->complete && r->stage_pos < r->stage_len) {
+		if (r->mark_have < 4) {
+			r->mark[r->mark_have++] = r->stage[r->stage_pos++];
+			if (r->mark_have < 4)
+				continue;
+			err = rec_start_fragment(r);
+			if (err)
+				return err;
+			if (!r->frag_left)
+				rec_end_fragment(r);
+			continue;
+		}
+		n = r->stage_len - r->stage_pos;
+		if (n > r->frag_left)
+			n = r->frag_left;
+		memcpy(r->rec + r->rec_len, r->stage + r->stage_pos, n);
+		r->stage_pos += n;
+		r->rec_len += n;
+		r->frag_left -= (uint32_t)n;
+		if (!r->frag_left)
+			rec_end_fragment(r);
+	}
+	return 0;
+}
+
+int sc_rec_read(struct sc_rec_reader *r, int fd)
+{
+	ssize_t n;
+	int err;
+
+	for (;;) {
+		err = rec_parse_stage(r);
+		if (err)
+			return err;
+		if (r->complete)
+			return 1;
+		if (r->mark_have == 4 && r->frag_left >= sizeof(r->stage)) {
+			/* Large fragment: read straight into the record. */
+			n = read(fd, r->rec + r->rec_len, r->frag_left);
+			if (n > 0) {
+				r->rec_len += (size_t)n;
+				r->frag_left -= (uint32_t)n;
+				r->bytes_in += (uint64_t)n;
+				if (!r->frag_left)
+					rec_end_fragment(r);
+				continue;
+			}
+		} else {
+			n = read(fd, r->stage, sizeof(r->stage));
+			if (n > 0) {
+				r->stage_pos = 0;
+				r->stage_len = (size_t)n;
+				r->bytes_in += (uint64_t)n;
+				continue;
+			}
+		}
+		if (n == 0)
+			return -ECONNRESET;
+		if (errno == EINTR)
+			continue;
+		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+	}
+}
+
+uint8_t *sc_rec_take(struct sc_rec_reader *r, size_t *len)
+{
+	uint8_t *rec = r->rec;
+
+	*len = r->rec_len;
+	r->rec = NULL;
+	r->rec_len = 0;
+	r->rec_cap = 0;
+	r->complete = false;
+	return rec;
+}
+
+static void rec_xdr(struct sc_xdr *x, bool is_call, void *hdr,
+		    enum csi_msg body_msg, const void *body)
+{
+	if (is_call)
+		rpc_xdr_call_hdr(x, hdr);
+	else
+		rpc_xdr_reply_hdr(x, hdr);
+	/* Encoding only reads the body. */
+	csi_xdr_msg(x, body_msg, (void *)body);
+}
+
+int sc_rec_encode(bool is_call, void *hdr, enum csi_msg body_msg,
+		  const void *body, size_t max_record, uint8_t **out,
+		  size_t *len)
+{
+	struct sc_xdr x;
+	uint8_t *buf;
+	size_t n;
+
+	sc_xdr_init_encode(&x, NULL, 0);
+	rec_xdr(&x, is_call, hdr, body_msg, body);
+	if (x.err)
+		return x.err;
+	n = x.pos;
+	if (n > max_record || n > RPC_RM_LEN_MASK)
+		return -E2BIG;
+	buf = malloc(4 + n);
+	if (!buf)
+		return -ENOMEM;
+	sc_xdr_init_encode(&x, buf + 4, n);
+	rec_xdr(&x, is_call, hdr, body_msg, body);
+	if (x.err) {
+		free(buf);
+		return x.err;
+	}
+	buf[0] = (uint8_t)((n | RPC_RM_LAST) >> 24);
+	buf[1] = (uint8_t)(n >> 16);
+	buf[2] = (uint8_t)(n >> 8);
+	buf[3] = (uint8_t)n;
+	*out = buf;
+	*len = 4 + n;
+	return 0;
+}
+
+int sc_write_all(int fd, const uint8_t *buf, size_t len, int64_t deadline_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	ssize_t n;
+	int64_t left;
+
+	while (len) {
+		n = write(fd, buf, len);
+		if (n > 0) {
+			buf += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+			return -errno;
+		left = deadline_ms - sc_now_ms();
+		if (left <= 0)
+			return -ETIMEDOUT;
+		if (poll(&p, 1, (int)(left > 1000 ? 1000 : left)) < 0 &&
+		    errno != EINTR)
+			return -errno;
+	}
+	return 0;
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * Record marking on a non-blocking TCP socket (RFC 5531 section 11):
+ * reassembles fragments into whole records, bounded in size; and the
+ * encoding of one RPC message into a single-fragment record.
+ */
+#ifndef SC_RPC_RECORD_H
+#define SC_RPC_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "seacache/csi_codec.h"
+#include "seacache/rpc_msg.h"
+
+struct sc_rec_reader {
+	size_t max_record;
+	uint8_t mark[4];
+	unsigned int mark_have;
+	uint32_t frag_left;
+	bool last;
+	bool complete;
+	uint8_t *rec;			/* the record being assembled */
+	size_t rec_len;
+	size_t rec_cap;
+	uint8_t stage[16384];		/* small reads land here first */
+	size_t stage_pos;
+	size_t stage_len;
+	uint64_t bytes_in;
+};
+
+void sc_rec_reader_init(struct sc_rec_reader *r, size_t max_record);
+void sc_rec_reader_free(struct sc_rec_reader *r);
+
+/*
+ * Read what fd has.  1: a whole record is ready (take it); 0: fd would
+ * block; -ECONNRESET at end of stream; -E2BIG for a record over the
+ * limit; another negative errno from read.
+ */
+int sc_rec_read(struct sc_rec_reader *r, int fd);
+/* The ready record, now the caller's (free it); the reader starts anew. */
+uint8_t *sc_rec_take(struct sc_rec_reader *r, size_t *len);
+/* Whether bytes already read wait to be parsed (no need to poll first). */
+bool sc_rec_pending(const struct sc_rec_reader *r);
+
+/*
+ * Encode an RPC header (call or reply, by is_call) plus a CSI message
+ * into one record with its mark, in a new buffer.  The encoder writes
+ * directly behind the mark: no copy of the body.
+ */
+int sc_rec_encode(bool is_call, void *hdr, enum csi_msg body_msg,
+		  const void *body, size_t max_record, uint8_t **out,
+		  size_t *len);
+
+/* Write all of buf; poll()s for room up to deadline_ms (monotonic). */
+int sc_write_all(int fd, const uint8_t *buf, size_t len, int64_t deadline_ms);
+int64_t sc_now_ms(void);
+
+#endif /* SC_RPC_RECORD_H */

@@ -1,0 +1,492 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * The CSI RPC client: pipelined calls over one TCP connection.
+ *
+ * Any thread may start calls and finish them, in any order.  Replies are
+ * matched to calls by xid.  There is no reader thread: a thread waiting
+ * in sc_rpc_finish becomes the reader while no other thread is, reads
+ * whatever replies arrive and hands each to its call, then wakes the
+ * others.  Sending takes its own lock, so a slow send never stops replies
+ * from being read.  A broken connection fails the calls in flight with
+ * -ECONNRESET and is reopened by the next sc_rpc_start: calls are not
+ * retransmitted, because only the caller knows whether repeating one is
+ * harmless.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "record.h"
+#include "seacache/rpc_transport.h"
+
+enum call_state { CALL_FREE, CALL_WAITING, CALL_DONE };
+
+struct call_slot {
+	enum call_state state;
+	uint32_t xid;
+	uint32_t proc;
+	uint8_t *rec;			/* the reply record, when DONE */
+	size_t rec_len;
+	int err;
+};
+
+struct sc_rpc_reply {
+	uint8_t *rec;
+	void *arena;
+};
+
+/*
+ * One TCP connection.  Counted: the client holds one reference while the
+ * connection is current, a sender or the reader one each while they use
+ * it outside the lock, so a connection declared broken is closed only
+ * once nobody touches its fd.
+ */
+struct conn {
+	int fd;
+	unsigned int refs;
+	struct sc_rec_reader rr;
+};
+
+struct sc_rpc_client {
+	struct sc_rpc_client_opts o;
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+
+	pthread_mutex_t lock;		/* everything below */
+	pthread_cond_t cond;		/* a call finished or a slot freed */
+	pthread_mutex_t send_lock;	/* one record on the wire at a time */
+	struct conn *conn;		/* NULL while disconnected */
+	bool reading;			/* some thread is the reader */
+	uint32_t next_xid;
+	unsigned int inflight;
+	struct call_slot *slots;
+};
+
+static int parse_addr(const char *host, uint16_t port,
+		      struct sockaddr_storage *ss, socklen_t *len)
+{
+	struct sockaddr_in *in4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, host, &in4->sin_addr) == 1) {
+		in4->sin_family = AF_INET;
+		in4->sin_port = htons(port);
+		*len = sizeof(*in4);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(port);
+		*len = sizeof(*in6);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* Connect with the call timeout; the socket is left non-blocking. */
+static int connect_timed(const struct sockaddr_storage *ss, socklen_t len,
+			 int timeout_ms)
+{
+	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+			0);
+	struct pollfd p = { .events = POLLOUT };
+	int one = 1, soerr = 0, err;
+	socklen_t sl = sizeof(soerr);
+
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(fd, (const struct sockaddr *)ss, len) == 0)
+		return fd;
+	err = -errno;
+	if (err == -EINPROGRESS) {
+		p.fd = fd;
+		err = poll(&p, 1, timeout_ms);
+		if (err == 0)
+			err = -ETIMEDOUT;
+		else if (err < 0)
+			err = -errno;
+		else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
+			err = -errno;
+		else
+			err = soerr ? -soerr : 0;
+	}
+	if (!err)
+		return fd;
+	close(fd);
+	return err;
+}
+
+/* With c->lock held. */
+static void conn_put(struct conn *cn)
+{
+	if (--cn->refs)
+		return;
+	close(cn->fd);
+	sc_rec_reader_free(&cn->rr);
+	free(cn);
+}
+
+/* With c->lock held: fail every call in flight and drop the connection. */
+static void conn_broken(struct sc_rpc_client *c, struct conn *cn, int err)
+{
+	unsigned int i;
+
+	if (!cn || c->conn != cn)
+		return;
+	for (i = 0; i < c->o.max_inflight; i++) {
+		if (c->slots[i].state == CALL_WAITING) {
+			c->slots[i].state = CALL_DONE;
+			c->slots[i].err = err;
+		}
+	}
+	/* Wakes a reader in poll and fails a sender's next write. */
+	shutdown(cn->fd, SHUT_RDWR);
+	c->conn = NULL;
+	conn_put(cn);
+	pthread_cond_broadcast(&c->cond);
+}
+
+/* With c->lock held. */
+static int conn_ensure(struct sc_rpc_client *c)
+{
+	struct conn *cn;
+	int fd;
+
+	if (c->conn)
+		return 0;
+	cn = calloc(1, sizeof(*cn));
+	if (!cn)
+		return -ENOMEM;
+	fd = connect_timed(&c->addr, c->addrlen, c->o.timeout_ms);
+	if (fd < 0) {
+		free(cn);
+		return fd;
+	}
+	cn->fd = fd;
+	cn->refs = 1;
+	sc_rec_reader_init(&cn->rr, c->o.max_record);
+	c->conn = cn;
+	return 0;
+}
+
+int sc_rpc_client_open(const struct sc_rpc_client_opts *o,
+		       struct sc_rpc_client **out)
+{
+	struct sc_rpc_client *c = calloc(1, sizeof(*c));
+	int err = -ENOMEM;
+
+	if (!c)
+		return err;
+	c->o = *o;
+	if (!c->o.timeout_ms)
+		c->o.timeout_ms = 30000;
+	if (!c->o.max_inflight)
+		c->o.max_inflight = 64;
+	if (!c->o.max_record)
+		c->o.max_record = SC_RPC_MAX_RECORD_DEFAULT;
+	c->next_xid = (uint32_t)time(NULL) ^ ((uint32_t)getpid() << 16);
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_init(&c->send_lock, NULL);
+	pthread_cond_init(&c->cond, NULL);
+	c->slots = calloc(c->o.max_inflight, sizeof(*c->slots));
+	if (!c->slots)
+		goto fail;
+	err = parse_addr(o->host, o->port, &c->addr, &c->addrlen);
+	if (err)
+		goto fail;
+	err = conn_ensure(c);
+	if (err)
+		goto fail;
+	*out = c;
+	return 0;
+fail:
+	sc_rpc_client_close(c);
+	return err;
+}
+
+void sc_rpc_client_close(struct sc_rpc_client *c)
+{
+	unsigned int i;
+
+	if (!c)
+		return;
+	if (c->conn)
+		conn_put(c->conn);
+	for (i = 0; c->slots && i < c->o.max_inflight; i++)
+		free(c->slots[i].rec);
+	free(c->slots);
+	pthread_cond_destroy(&c->cond);
+	pthread_mutex_destroy(&c->send_lock);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+static struct call_slot *slot_of(struct sc_rpc_client *c, uint32_t xid)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->o.max_inflight; i++)
+		if (c->slots[i].state != CALL_FREE && c->slots[i].xid == xid)
+			return &c->slots[i];
+	return NULL;
+}
+
+static void slot_release(struct sc_rpc_client *c, struct call_slot *s)
+{
+	free(s->rec);
+	memset(s, 0, sizeof(*s));
+	c->inflight--;
+	pthread_cond_broadcast(&c->cond);
+}
+
+/* Wait on the condition until the absolute monotonic deadline. */
+static int cond_wait_until(struct sc_rpc_client *c, int64_t deadline_ms)
+{
+	struct timespec ts;
+	int64_t left = deadline_ms - sc_now_ms();
+
+	if (left <= 0)
+		return -ETIMEDOUT;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += left / 1000;
+	ts.tv_nsec += (left % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_cond_timedwait(&c->cond, &c->lock, &ts);
+	return 0;
+}
+
+int sc_rpc_start(struct sc_rpc_client *c, uint32_t proc, const void *args,
+		 uint32_t *xid)
+{
+	const struct csi_proc_info *pi = csi_proc_find(c->o.prog, proc);
+	int64_t deadline = sc_now_ms() + c->o.timeout_ms;
+	struct rpc_call_hdr h = { .rpcvers = RPC_VERSION, .prog = c->o.prog,
+				  .vers = CSI_VERS, .proc = proc };
+	struct call_slot *s = NULL;
+	struct conn *cn;
+	unsigned int i;
+	uint8_t *rec;
+	size_t len;
+	int err;
+
+	if (!pi)
+		return -EINVAL;
+	pthread_mutex_lock(&c->lock);
+	while (c->inflight == c->o.max_inflight) {
+		err = cond_wait_until(c, deadline);
+		if (err)
+			goto unlock;
+	}
+	err = conn_ensure(c);
+	if (err)
+		goto unlock;
+	for (i = 0; i < c->o.max_inflight && !s; i++)
+		if (c->slots[i].state == CALL_FREE)
+			s = &c->slots[i];
+	h.xid = c->next_xid++;
+	s->state = CALL_WAITING;
+	s->xid = h.xid;
+	s->proc = proc;
+	c->inflight++;
+	cn = c->conn;
+	cn->refs++;
+	pthread_mutex_unlock(&c->lock);
+
+	err = sc_rec_encode(true, &h, pi->args, args, c->o.max_record, &rec,
+			    &len);
+	if (!err) {
+		pthread_mutex_lock(&c->send_lock);
+		err = sc_write_all(cn->fd, rec, len, deadline);
+		pthread_mutex_unlock(&c->send_lock);
+		free(rec);
+	}
+	pthread_mutex_lock(&c->lock);
+	if (err) {
+		/* A half-sent record leaves the stream unusable. */
+		if (err != -EINVAL && err != -E2BIG)
+			conn_broken(c, cn, -ECONNRESET);
+		slot_release(c, s);
+	} else {
+		*xid = h.xid;
+	}
+	conn_put(cn);
+unlock:
+	pthread_mutex_unlock(&c->lock);
+	return err;
+}
+
+/* Hand one reply record to its call; unknown xids (abandoned calls) drop. */
+static void dispatch_reply(struct sc_rpc_client *c, struct conn *cn,
+			   uint8_t *rec, size_t len)
+{
+	struct call_slot *s;
+	uint32_t xid;
+
+	if (len < 4) {
+		free(rec);
+		conn_broken(c, cn, -EBADMSG);
+		return;
+	}
+	xid = (uint32_t)rec[0] << 24 | (uint32_t)rec[1] << 16 |
+	      (uint32_t)rec[2] << 8 | rec[3];
+	s = slot_of(c, xid);
+	if (!s || s->state != CALL_WAITING) {
+		free(rec);
+		return;
+	}
+	s->rec = rec;
+	s->rec_len = len;
+	s->state = CALL_DONE;
+	pthread_cond_broadcast(&c->cond);
+}
+
+/* With c->lock held, as the reader: read until the deadline or a reply. */
+static void read_replies(struct sc_rpc_client *c, int64_t deadline_ms)
+{
+	struct conn *cn = c->conn;
+	struct pollfd p = { .fd = cn->fd, .events = POLLIN };
+	int64_t left = deadline_ms - sc_now_ms();
+	uint8_t *rec;
+	size_t len;
+	int n;
+
+	c->reading = true;
+	cn->refs++;
+	pthread_mutex_unlock(&c->lock);
+	n = sc_rec_pending(&cn->rr) ? 1 :
+	    poll(&p, 1, (int)(left > 0 ? left : 0));
+	if (n < 0)
+		n = errno == EINTR ? 0 : -errno;
+	else if (n > 0)
+		n = sc_rec_read(&cn->rr, cn->fd);
+	pthread_mutex_lock(&c->lock);
+	while (n == 1 && c->conn == cn) {
+		rec = sc_rec_take(&cn->rr, &len);
+		dispatch_reply(c, cn, rec, len);
+		pthread_mutex_unlock(&c->lock);
+		n = sc_rec_read(&cn->rr, cn->fd);
+		pthread_mutex_lock(&c->lock);
+	}
+	if (n < 0)
+		conn_broken(c, cn, n == -E2BIG ? -EBADMSG : -ECONNRESET);
+	c->reading = false;
+	conn_put(cn);
+	pthread_cond_broadcast(&c->cond);
+}
+
+static int accept_error(const struct rpc_reply_hdr *h)
+{
+	if (h->reply_stat == RPC_MSG_DENIED)
+		return h->reject_stat == RPC_AUTH_ERROR ? -EACCES :
+							  -EPROTONOSUPPORT;
+	switch (h->accept_stat) {
+	case RPC_SUCCESS:
+		return 0;
+	case RPC_GARBAGE_ARGS:
+		return -EINVAL;
+	case RPC_SYSTEM_ERR:
+		return -EREMOTEIO;
+	default:
+		return -EPROTONOSUPPORT;
+	}
+}
+
+/* Decode a reply record into res; on success *reply owns the memory. */
+static int decode_reply(struct sc_rpc_client *c, struct call_slot *s,
+			void *res, struct sc_rpc_reply **reply)
+{
+	const struct csi_proc_info *pi = csi_proc_find(c->o.prog, s->proc);
+	struct rpc_reply_hdr h = { 0 };
+	struct sc_rpc_reply *r = calloc(1, sizeof(*r));
+	size_t body, alen;
+	struct sc_xdr x;
+	int err;
+
+	if (!r)
+		return -ENOMEM;
+	sc_xdr_init_decode(&x, s->rec, s->rec_len, NULL, 0);
+	rpc_xdr_reply_hdr(&x, &h);
+	err = x.err ? -EBADMSG : accept_error(&h);
+	if (err)
+		goto fail;
+	body = x.pos;
+	alen = csi_decode_arena_size(pi->res, s->rec_len - body);
+	r->arena = malloc(alen ? alen : 1);
+	err = -ENOMEM;
+	if (!r->arena)
+		goto fail;
+	err = csi_decode(pi->res, s->rec + body, s->rec_len - body, res,
+			 r->arena, alen);
+	if (err) {
+		err = -EBADMSG;
+		goto fail;
+	}
+	r->rec = s->rec;
+	s->rec = NULL;
+	*reply = r;
+	return 0;
+fail:
+	sc_rpc_reply_free(r);
+	return err;
+}
+
+int sc_rpc_finish(struct sc_rpc_client *c, uint32_t xid, void *res,
+		  struct sc_rpc_reply **reply)
+{
+	int64_t deadline = sc_now_ms() + c->o.timeout_ms;
+	struct call_slot *s;
+	int err = 0;
+
+	*reply = NULL;
+	pthread_mutex_lock(&c->lock);
+	s = slot_of(c, xid);
+	if (!s) {
+		pthread_mutex_unlock(&c->lock);
+		return -EINVAL;
+	}
+	while (s->state == CALL_WAITING && !err) {
+		if (sc_now_ms() >= deadline)
+			err = -ETIMEDOUT;
+		else if (!c->reading && c->conn)
+			read_replies(c, deadline);
+		else
+			err = cond_wait_until(c, deadline);
+	}
+	if (s->state == CALL_DONE)
+		err = s->err ? s->err : decode_reply(c, s, res, reply);
+	slot_release(c, s);
+	pthread_mutex_unlock(&c->lock);
+	return err;
+}
+
+int sc_rpc_call(struct sc_rpc_client *c, uint32_t proc, const void *args,
+		void *res, struct sc_rpc_reply **reply)
+{
+	uint32_t xid;
+	int err = sc_rpc_start(c, proc, args, &xid);
+
+	return err ? err : sc_rpc_finish(c, xid, res, reply);
+}
+
+void sc_rpc_reply_free(struct sc_rpc_reply *r)
+{
+	if (!r)
+		return;
+	free(r->rec);
+	free(r->arena);
+	free(r);
+}
