@@ -6,19 +6,21 @@ BUILD      ?= build
 ASAN_BUILD ?= build-asan
 GEN        := -G Ninja
 LAB_ARGS   ?=
+FUZZ_SECONDS ?= 600
 
 .PHONY: all deps deps-kernel build build-asan test test-unit test-kernel \
-	lab bench checkpatch clean help
+	lab bench checkpatch fuzz clean help
 
 all: build
 
 help:
 	@echo "make lab          run the main job: the core demo on a generated VDI storm"
-	@echo "make test         all tests: unit (plain and ASan+UBSan) and kernel (QEMU guest)"
+	@echo "make test         all tests: unit (plain and ASan+UBSan), a short fuzz run, kernel (QEMU guest)"
 	@echo "make test-unit    unit tests only (plain and ASan+UBSan)"
 	@echo "make test-kernel  kernel tests only"
 	@echo "make bench        speed and memory of the core, beside OpenSSL's own figure"
 	@echo "make checkpatch   kernel style check of everything compiled into a module"
+	@echo "make fuzz         libFuzzer on every CSI decoder, FUZZ_SECONDS (600) per target"
 	@echo "make clean        remove build outputs (the kernel cache in /var/cache/seacache stays)"
 	@echo "LAB_ARGS='--help' make lab   shows the demo's options"
 
@@ -40,6 +42,7 @@ build-asan: deps
 # The sanitizer run first, the full run (unit + kernel) last: its summary
 # is the closing line.
 test: deps-kernel build build-asan
+	@scripts/install-deps fuzz
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure
 	ctest --test-dir $(BUILD) --output-on-failure
 
@@ -59,6 +62,9 @@ bench: build
 checkpatch:
 	@scripts/install-deps style
 	scripts/checkpatch
+
+fuzz:
+	scripts/fuzz --seconds $(FUZZ_SECONDS)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

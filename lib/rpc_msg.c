@@ -4,13 +4,13 @@
  */
 #include "seacache/rpc_msg.h"
 
-static void rpc_xdr_auth(struct sc_xdr *x, struct rpc_auth *a)
+static void sc_rpc_xdr_auth(struct sc_xdr *x, struct sc_rpc_auth *a)
 {
 	sc_xdr_u32(x, &a->flavor);
-	sc_xdr_var(x, &a->body, &a->len, RPC_MAX_AUTH_BYTES);
+	sc_xdr_var(x, &a->body, &a->len, SC_RPC_MAX_AUTH_BYTES);
 }
 
-static void rpc_xdr_msg_type(struct sc_xdr *x, uint32_t type)
+static void sc_rpc_xdr_msg_type(struct sc_xdr *x, uint32_t type)
 {
 	uint32_t t = type;
 
@@ -19,41 +19,41 @@ static void rpc_xdr_msg_type(struct sc_xdr *x, uint32_t type)
 		sc_xdr_fail(x, -SC_EBADMSG);
 }
 
-void rpc_xdr_call_hdr(struct sc_xdr *x, struct rpc_call_hdr *h)
+void sc_rpc_xdr_call_hdr(struct sc_xdr *x, struct sc_rpc_call_hdr *h)
 {
 	sc_xdr_u32(x, &h->xid);
-	rpc_xdr_msg_type(x, RPC_CALL);
+	sc_rpc_xdr_msg_type(x, SC_RPC_CALL);
 	sc_xdr_u32(x, &h->rpcvers);
 	sc_xdr_u32(x, &h->prog);
 	sc_xdr_u32(x, &h->vers);
 	sc_xdr_u32(x, &h->proc);
-	rpc_xdr_auth(x, &h->cred);
-	rpc_xdr_auth(x, &h->verf);
+	sc_rpc_xdr_auth(x, &h->cred);
+	sc_rpc_xdr_auth(x, &h->verf);
 }
 
-void rpc_xdr_reply_hdr(struct sc_xdr *x, struct rpc_reply_hdr *h)
+void sc_rpc_xdr_reply_hdr(struct sc_xdr *x, struct sc_rpc_reply_hdr *h)
 {
 	sc_xdr_u32(x, &h->xid);
-	rpc_xdr_msg_type(x, RPC_REPLY);
-	sc_xdr_enum(x, &h->reply_stat, RPC_MSG_DENIED);
+	sc_rpc_xdr_msg_type(x, SC_RPC_REPLY);
+	sc_xdr_enum(x, &h->reply_stat, SC_RPC_MSG_DENIED);
 	if (x->err)
 		return;
-	if (h->reply_stat == RPC_MSG_ACCEPTED) {
-		rpc_xdr_auth(x, &h->verf);
-		sc_xdr_enum(x, &h->accept_stat, RPC_SYSTEM_ERR);
-		if (!x->err && h->accept_stat == RPC_PROG_MISMATCH) {
+	if (h->reply_stat == SC_RPC_MSG_ACCEPTED) {
+		sc_rpc_xdr_auth(x, &h->verf);
+		sc_xdr_enum(x, &h->accept_stat, SC_RPC_SYSTEM_ERR);
+		if (!x->err && h->accept_stat == SC_RPC_PROG_MISMATCH) {
 			sc_xdr_u32(x, &h->low);
 			sc_xdr_u32(x, &h->high);
 		}
 		return;
 	}
-	sc_xdr_enum(x, &h->reject_stat, RPC_AUTH_ERROR);
+	sc_xdr_enum(x, &h->reject_stat, SC_RPC_AUTH_ERROR);
 	if (x->err)
 		return;
-	if (h->reject_stat == RPC_MISMATCH) {
+	if (h->reject_stat == SC_RPC_MISMATCH) {
 		sc_xdr_u32(x, &h->low);
 		sc_xdr_u32(x, &h->high);
 	} else {
-		sc_xdr_enum(x, &h->auth_stat, RPC_AUTH_STAT_MAX);
+		sc_xdr_enum(x, &h->auth_stat, SC_RPC_AUTH_STAT_MAX);
 	}
 }

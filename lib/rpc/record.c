@@ -44,8 +44,8 @@ static int rec_start_fragment(struct sc_rec_reader *r)
 	size_t need;
 	uint8_t *p;
 
-	r->frag_left = v & RPC_RM_LEN_MASK;
-	r->last = v & RPC_RM_LAST;
+	r->frag_left = v & SC_RPC_RM_LEN_MASK;
+	r->last = v & SC_RPC_RM_LAST;
 	need = r->rec_len + r->frag_left;
 	if (need > r->max_record)
 		return -E2BIG;
@@ -152,9 +152,9 @@ static void rec_xdr(struct sc_xdr *x, bool is_call, void *hdr,
 		    enum csi_msg body_msg, const void *body)
 {
 	if (is_call)
-		rpc_xdr_call_hdr(x, hdr);
+		sc_rpc_xdr_call_hdr(x, hdr);
 	else
-		rpc_xdr_reply_hdr(x, hdr);
+		sc_rpc_xdr_reply_hdr(x, hdr);
 	/* Encoding only reads the body. */
 	csi_xdr_msg(x, body_msg, (void *)body);
 }
@@ -172,7 +172,7 @@ int sc_rec_encode(bool is_call, void *hdr, enum csi_msg body_msg,
 	if (x.err)
 		return x.err;
 	n = x.pos;
-	if (n > max_record || n > RPC_RM_LEN_MASK)
+	if (n > max_record || n > SC_RPC_RM_LEN_MASK)
 		return -E2BIG;
 	buf = malloc(4 + n);
 	if (!buf)
@@ -183,7 +183,7 @@ int sc_rec_encode(bool is_call, void *hdr, enum csi_msg body_msg,
 		free(buf);
 		return x.err;
 	}
-	buf[0] = (uint8_t)((n | RPC_RM_LAST) >> 24);
+	buf[0] = (uint8_t)((n | SC_RPC_RM_LAST) >> 24);
 	buf[1] = (uint8_t)(n >> 16);
 	buf[2] = (uint8_t)(n >> 8);
 	buf[3] = (uint8_t)n;

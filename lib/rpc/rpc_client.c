@@ -274,7 +274,7 @@ int sc_rpc_start(struct sc_rpc_client *c, uint32_t proc, const void *args,
 {
 	const struct csi_proc_info *pi = csi_proc_find(c->o.prog, proc);
 	int64_t deadline = sc_now_ms() + c->o.timeout_ms;
-	struct rpc_call_hdr h = { .rpcvers = RPC_VERSION, .prog = c->o.prog,
+	struct sc_rpc_call_hdr h = { .rpcvers = SC_RPC_VERSION, .prog = c->o.prog,
 				  .vers = CSI_VERS, .proc = proc };
 	struct call_slot *s = NULL;
 	struct conn *cn;
@@ -388,17 +388,17 @@ static void read_replies(struct sc_rpc_client *c, int64_t deadline_ms)
 	pthread_cond_broadcast(&c->cond);
 }
 
-static int accept_error(const struct rpc_reply_hdr *h)
+static int accept_error(const struct sc_rpc_reply_hdr *h)
 {
-	if (h->reply_stat == RPC_MSG_DENIED)
-		return h->reject_stat == RPC_AUTH_ERROR ? -EACCES :
+	if (h->reply_stat == SC_RPC_MSG_DENIED)
+		return h->reject_stat == SC_RPC_AUTH_ERROR ? -EACCES :
 							  -EPROTONOSUPPORT;
 	switch (h->accept_stat) {
-	case RPC_SUCCESS:
+	case SC_RPC_SUCCESS:
 		return 0;
-	case RPC_GARBAGE_ARGS:
+	case SC_RPC_GARBAGE_ARGS:
 		return -EINVAL;
-	case RPC_SYSTEM_ERR:
+	case SC_RPC_SYSTEM_ERR:
 		return -EREMOTEIO;
 	default:
 		return -EPROTONOSUPPORT;
@@ -410,7 +410,7 @@ static int decode_reply(struct sc_rpc_client *c, struct call_slot *s,
 			void *res, struct sc_rpc_reply **reply)
 {
 	const struct csi_proc_info *pi = csi_proc_find(c->o.prog, s->proc);
-	struct rpc_reply_hdr h = { 0 };
+	struct sc_rpc_reply_hdr h = { 0 };
 	struct sc_rpc_reply *r = calloc(1, sizeof(*r));
 	size_t body, alen;
 	struct sc_xdr x;
@@ -419,7 +419,7 @@ static int decode_reply(struct sc_rpc_client *c, struct call_slot *s,
 	if (!r)
 		return -ENOMEM;
 	sc_xdr_init_decode(&x, s->rec, s->rec_len, NULL, 0);
-	rpc_xdr_reply_hdr(&x, &h);
+	sc_rpc_xdr_reply_hdr(&x, &h);
 	err = x.err ? -EBADMSG : accept_error(&h);
 	if (err)
 		goto fail;

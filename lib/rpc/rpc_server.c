@@ -227,7 +227,7 @@ static const struct sc_rpc_service *find_service(struct sc_rpc_server *s,
 }
 
 /* Queue a reply record: header plus, when accepted, the result body. */
-static int queue_reply(struct srv_conn *c, struct rpc_reply_hdr *h,
+static int queue_reply(struct srv_conn *c, struct sc_rpc_reply_hdr *h,
 		       enum csi_msg res_msg, const void *res)
 {
 	int err = sc_rec_encode(false, h, res_msg, res, (size_t)-1, &c->out,
@@ -241,9 +241,9 @@ static int queue_reply(struct srv_conn *c, struct rpc_reply_hdr *h,
 static int serve_record(struct sc_rpc_server *s, struct srv_conn *c,
 			const uint8_t *rec, size_t len)
 {
-	struct rpc_reply_hdr rh = { .reply_stat = RPC_MSG_ACCEPTED,
-				    .accept_stat = RPC_SUCCESS };
-	struct rpc_call_hdr ch = { 0 };
+	struct sc_rpc_reply_hdr rh = { .reply_stat = SC_RPC_MSG_ACCEPTED,
+				    .accept_stat = SC_RPC_SUCCESS };
+	struct sc_rpc_call_hdr ch = { 0 };
 	struct sc_rpc_request rq = { .call = &ch };
 	const struct sc_rpc_service *svc;
 	enum csi_msg res_msg = CSI_MSG_VOID;
@@ -253,44 +253,44 @@ static int serve_record(struct sc_rpc_server *s, struct srv_conn *c,
 	int err;
 
 	sc_xdr_init_decode(&x, rec, len, NULL, 0);
-	rpc_xdr_call_hdr(&x, &ch);
+	sc_rpc_xdr_call_hdr(&x, &ch);
 	if (x.err)
 		return -EBADMSG;	/* not even a call: drop the stream */
 	rh.xid = ch.xid;
 	s->st.calls++;
 	svc = find_service(s, ch.prog);
 	rq.proc = csi_proc_find(ch.prog, ch.proc);
-	if (ch.rpcvers != RPC_VERSION) {
-		rh.reply_stat = RPC_MSG_DENIED;
-		rh.reject_stat = RPC_MISMATCH;
-		rh.low = rh.high = RPC_VERSION;
-	} else if (ch.cred.flavor > RPC_AUTH_SYS) {
-		rh.reply_stat = RPC_MSG_DENIED;
-		rh.reject_stat = RPC_AUTH_ERROR;
-		rh.auth_stat = RPC_AUTH_TOOWEAK;
+	if (ch.rpcvers != SC_RPC_VERSION) {
+		rh.reply_stat = SC_RPC_MSG_DENIED;
+		rh.reject_stat = SC_RPC_MISMATCH;
+		rh.low = rh.high = SC_RPC_VERSION;
+	} else if (ch.cred.flavor > SC_RPC_AUTH_SYS) {
+		rh.reply_stat = SC_RPC_MSG_DENIED;
+		rh.reject_stat = SC_RPC_AUTH_ERROR;
+		rh.auth_stat = SC_RPC_AUTH_TOOWEAK;
 	} else if (!svc) {
-		rh.accept_stat = RPC_PROG_UNAVAIL;
+		rh.accept_stat = SC_RPC_PROG_UNAVAIL;
 	} else if (ch.vers != CSI_VERS) {
-		rh.accept_stat = RPC_PROG_MISMATCH;
+		rh.accept_stat = SC_RPC_PROG_MISMATCH;
 		rh.low = rh.high = CSI_VERS;
 	} else if (!rq.proc) {
-		rh.accept_stat = RPC_PROC_UNAVAIL;
+		rh.accept_stat = SC_RPC_PROC_UNAVAIL;
 	} else {
 		alen = csi_decode_arena_size(rq.proc->args, len - x.pos);
 		args = calloc(1, csi_msgs[rq.proc->args].size + 1);
 		res = calloc(1, csi_msgs[rq.proc->res].size + 1);
 		arena = malloc(alen ? alen : 1);
 		if (!args || !res || !arena) {
-			rh.accept_stat = RPC_SYSTEM_ERR;
+			rh.accept_stat = SC_RPC_SYSTEM_ERR;
 		} else if (csi_decode(rq.proc->args, rec + x.pos, len - x.pos,
 				      args, arena, alen)) {
-			rh.accept_stat = RPC_GARBAGE_ARGS;
+			rh.accept_stat = SC_RPC_GARBAGE_ARGS;
 			s->st.garbage_args++;
 		} else if (rq.proc->proc != CSI_PROC_NULL) {
 			rq.args = args;
 			rq.res = res;
 			if (svc->handle(svc->ctx, &rq) < 0)
-				rh.accept_stat = RPC_SYSTEM_ERR;
+				rh.accept_stat = SC_RPC_SYSTEM_ERR;
 			else
 				res_msg = rq.proc->res;
 		}
@@ -298,7 +298,7 @@ static int serve_record(struct sc_rpc_server *s, struct srv_conn *c,
 	err = queue_reply(c, &rh, res_msg, res);
 	if (err == -EINVAL && res_msg != CSI_MSG_VOID) {
 		/* The handler built a result that breaks the protocol. */
-		rh.accept_stat = RPC_SYSTEM_ERR;
+		rh.accept_stat = SC_RPC_SYSTEM_ERR;
 		err = queue_reply(c, &rh, CSI_MSG_VOID, NULL);
 	}
 	req_mem_free(rq.mem);

@@ -22,56 +22,7 @@
 #include <cmocka.h>
 
 #include "seacache/rpc_transport.h"
-
-#define BS 4096u
-
-/* Block lbn of file f: bytes derived from both, so misrouting shows. */
-static uint8_t pattern_byte(uint64_t f, uint64_t lbn, uint32_t i)
-{
-	return (uint8_t)(f * 31 + lbn * 7 + i * 13 + (i >> 8));
-}
-
-static int test_handle(void *ctx, struct sc_rpc_request *rq)
-{
-	const struct csi_read_args *a = rq->args;
-	struct csi_read_res *r = rq->res;
-	uint32_t i, j;
-	uint8_t *data;
-
-	(void)ctx;
-	if (rq->proc->proc == CSI_PROC_EVICT) {
-		/* Echo the number of notices back through the status. */
-		struct csi_evict_res *er = rq->res;
-		const struct csi_evict_args *ea = rq->args;
-
-		er->status = ea->hdr.nevicted ? CSI_ERR_BUSY : CSI_OK;
-		return 0;
-	}
-	if (rq->proc->proc != CSI_PROC_READ)
-		return -1;	/* SYSTEM_ERR */
-	if (a->count > CSI_MAX_BLOCKS) {
-		r->status = CSI_ERR_TOO_BIG;
-		return 0;
-	}
-	r->blocks = sc_rpc_req_alloc(rq, a->count * sizeof(*r->blocks));
-	data = sc_rpc_req_alloc(rq, (size_t)a->count * BS);
-	if (!r->blocks || !data)
-		return -1;
-	r->status = CSI_OK;
-	r->attr.file = a->file;
-	r->nblocks = a->count;
-	for (i = 0; i < a->count; i++) {
-		r->blocks[i].kind = CSI_RK_DATA;
-		r->blocks[i].hash.b[0] = (uint8_t)i;
-		for (j = 0; j < BS; j++)
-			data[i * BS + j] = pattern_byte(a->file, a->lbn + i, j);
-		r->blocks[i].data.p = data + (size_t)i * BS;
-		r->blocks[i].data.len = BS;
-	}
-	return 0;
-}
-
-static const struct sc_rpc_service test_svc = { CSI_PROG, test_handle, NULL };
+#include "test_service.h"
 
 struct running_server {
 	struct sc_rpc_server *srv;
@@ -121,26 +72,6 @@ static struct sc_rpc_client *client_for(uint16_t port, int timeout_ms)
 
 	assert_int_equal(sc_rpc_client_open(&o, &c), 0);
 	return c;
-}
-
-static void check_read_res(const struct csi_read_res *r, uint64_t file,
-			   uint64_t lbn, uint32_t count)
-{
-	uint32_t i, j;
-
-	assert_int_equal(r->status, CSI_OK);
-	assert_int_equal(r->nblocks, count);
-	assert_int_equal(r->attr.file, file);
-	for (i = 0; i < count; i++) {
-		assert_int_equal(r->blocks[i].kind, CSI_RK_DATA);
-		assert_int_equal(r->blocks[i].data.len, BS);
-		for (j = 0; j < BS; j++)
-			if (r->blocks[i].data.p[j] !=
-			    pattern_byte(file, lbn + i, j))
-				fail_msg("file %llu block %llu byte %u wrong",
-					 (unsigned long long)file,
-					 (unsigned long long)(lbn + i), j);
-	}
 }
 
 static void read_args(struct csi_read_args *a, uint64_t file, uint64_t lbn,
@@ -254,9 +185,9 @@ static void put32(uint8_t *p, uint32_t v)
 /* Send one call record with the given fields and body; read the reply. */
 static void raw_call(int fd, uint32_t rpcvers, uint32_t prog, uint32_t vers,
 		     uint32_t proc, const uint8_t *body, uint32_t body_len,
-		     struct rpc_reply_hdr *rh)
+		     struct sc_rpc_reply_hdr *rh)
 {
-	uint32_t w[] = { 0x1234, RPC_CALL, rpcvers, prog, vers, proc, 0, 0,
+	uint32_t w[] = { 0x1234, SC_RPC_CALL, rpcvers, prog, vers, proc, 0, 0,
 			 0, 0 };
 	uint8_t rec[4 + sizeof(w) + 64], reply[256];
 	uint32_t i, n = sizeof(w) + body_len;
@@ -264,7 +195,7 @@ static void raw_call(int fd, uint32_t rpcvers, uint32_t prog, uint32_t vers,
 	ssize_t got;
 
 	assert_true(body_len <= 64);
-	put32(rec, n | RPC_RM_LAST);
+	put32(rec, n | SC_RPC_RM_LAST);
 	for (i = 0; i < SC_ARRAY_SIZE(w); i++)
 		put32(rec + 4 + 4 * i, w[i]);
 	if (body_len)
@@ -273,7 +204,7 @@ static void raw_call(int fd, uint32_t rpcvers, uint32_t prog, uint32_t vers,
 	got = read(fd, reply, sizeof(reply));
 	assert_true(got >= 4 + 12);
 	sc_xdr_init_decode(&x, reply + 4, (size_t)got - 4, NULL, 0);
-	rpc_xdr_reply_hdr(&x, rh);
+	sc_rpc_xdr_reply_hdr(&x, rh);
 	assert_int_equal(x.err, 0);
 	assert_int_equal(rh->xid, 0x1234);
 }
@@ -282,7 +213,7 @@ static void test_rpc_errors(void **state)
 {
 	static const uint8_t garbage[8] = { 0xff, 0xff, 0xff, 0xff };
 	struct running_server rs;
-	struct rpc_reply_hdr rh;
+	struct sc_rpc_reply_hdr rh;
 	struct sc_rpc_server_stats st;
 	int fd;
 
@@ -290,25 +221,25 @@ static void test_rpc_errors(void **state)
 	server_start(&rs, 0, 0);
 	fd = raw_connect(sc_rpc_server_port(rs.srv));
 	raw_call(fd, 3, CSI_PROG, 1, 0, NULL, 0, &rh);
-	assert_int_equal(rh.reply_stat, RPC_MSG_DENIED);
-	assert_int_equal(rh.reject_stat, RPC_MISMATCH);
+	assert_int_equal(rh.reply_stat, SC_RPC_MSG_DENIED);
+	assert_int_equal(rh.reject_stat, SC_RPC_MISMATCH);
 	raw_call(fd, 2, 0x20000999, 1, 0, NULL, 0, &rh);
-	assert_int_equal(rh.accept_stat, RPC_PROG_UNAVAIL);
+	assert_int_equal(rh.accept_stat, SC_RPC_PROG_UNAVAIL);
 	raw_call(fd, 2, CSI_PROG, 7, 0, NULL, 0, &rh);
-	assert_int_equal(rh.accept_stat, RPC_PROG_MISMATCH);
+	assert_int_equal(rh.accept_stat, SC_RPC_PROG_MISMATCH);
 	assert_int_equal(rh.low, 1);
 	assert_int_equal(rh.high, 1);
 	raw_call(fd, 2, CSI_PROG, 1, 99, NULL, 0, &rh);
-	assert_int_equal(rh.accept_stat, RPC_PROC_UNAVAIL);
+	assert_int_equal(rh.accept_stat, SC_RPC_PROC_UNAVAIL);
 	raw_call(fd, 2, CSI_PROG, 1, CSI_PROC_READ, garbage, sizeof(garbage),
 		 &rh);
-	assert_int_equal(rh.accept_stat, RPC_GARBAGE_ARGS);
+	assert_int_equal(rh.accept_stat, SC_RPC_GARBAGE_ARGS);
 	/* The connection survives all of that: NULL still answers. */
 	raw_call(fd, 2, CSI_PROG, 1, CSI_PROC_NULL, NULL, 0, &rh);
-	assert_int_equal(rh.accept_stat, RPC_SUCCESS);
+	assert_int_equal(rh.accept_stat, SC_RPC_SUCCESS);
 	/* A handler failure is SYSTEM_ERR. */
 	raw_call(fd, 2, CSI_PROG, 1, CSI_PROC_STATS, garbage + 4, 4, &rh);
-	assert_int_equal(rh.accept_stat, RPC_SYSTEM_ERR);
+	assert_int_equal(rh.accept_stat, SC_RPC_SYSTEM_ERR);
 	close(fd);
 	server_stop_stats(&rs, &st);
 	assert_int_equal(st.garbage_args, 1);
@@ -333,7 +264,7 @@ static void test_oversize_dropped_others_served(void **state)
 	server_start(&rs, 0, 64 << 10);
 	c = client_for(sc_rpc_server_port(rs.srv), 10000);
 	fd = raw_connect(sc_rpc_server_port(rs.srv));
-	put32(mark, (1u << 20) | RPC_RM_LAST);
+	put32(mark, (1u << 20) | SC_RPC_RM_LAST);
 	assert_int_equal(write(fd, mark, 4), 4);
 	assert_int_equal(read(fd, &b, 1), 0);	/* server hung up */
 	close(fd);

@@ -9,55 +9,55 @@
 
 #include "xdr.h"
 
-#define RPC_VERSION 2u
-#define RPC_MAX_AUTH_BYTES 400u
-#define RPC_RM_LAST 0x80000000u		/* record mark: last fragment */
-#define RPC_RM_LEN_MASK 0x7fffffffu
+#define SC_RPC_VERSION 2u
+#define SC_RPC_MAX_AUTH_BYTES 400u
+#define SC_RPC_RM_LAST 0x80000000u		/* record mark: last fragment */
+#define SC_RPC_RM_LEN_MASK 0x7fffffffu
 
-enum rpc_msg_type { RPC_CALL = 0, RPC_REPLY = 1 };
-enum rpc_reply_stat { RPC_MSG_ACCEPTED = 0, RPC_MSG_DENIED = 1 };
-enum rpc_accept_stat {
-	RPC_SUCCESS = 0,
-	RPC_PROG_UNAVAIL = 1,
-	RPC_PROG_MISMATCH = 2,
-	RPC_PROC_UNAVAIL = 3,
-	RPC_GARBAGE_ARGS = 4,
-	RPC_SYSTEM_ERR = 5,
+enum sc_rpc_msg_type { SC_RPC_CALL = 0, SC_RPC_REPLY = 1 };
+enum sc_rpc_reply_stat { SC_RPC_MSG_ACCEPTED = 0, SC_RPC_MSG_DENIED = 1 };
+enum sc_rpc_accept_stat {
+	SC_RPC_SUCCESS = 0,
+	SC_RPC_PROG_UNAVAIL = 1,
+	SC_RPC_PROG_MISMATCH = 2,
+	SC_RPC_PROC_UNAVAIL = 3,
+	SC_RPC_GARBAGE_ARGS = 4,
+	SC_RPC_SYSTEM_ERR = 5,
 };
-enum rpc_reject_stat { RPC_MISMATCH = 0, RPC_AUTH_ERROR = 1 };
-enum rpc_auth_flavor { RPC_AUTH_NONE = 0, RPC_AUTH_SYS = 1 };
-#define RPC_AUTH_STAT_MAX 7u		/* AUTH_OK .. AUTH_FAILED */
-#define RPC_AUTH_TOOWEAK 5u
+enum sc_rpc_reject_stat { SC_RPC_MISMATCH = 0, SC_RPC_AUTH_ERROR = 1 };
+enum sc_rpc_auth_flavor { SC_RPC_AUTH_NONE = 0, SC_RPC_AUTH_SYS = 1 };
+#define SC_RPC_AUTH_STAT_MAX 7u		/* AUTH_OK .. AUTH_FAILED */
+#define SC_RPC_AUTH_TOOWEAK 5u
 
-struct rpc_auth {
+struct sc_rpc_auth {
 	uint32_t flavor;
 	const uint8_t *body;		/* opaque<400>, points into the input */
 	uint32_t len;
 };
 
-struct rpc_call_hdr {
+struct sc_rpc_call_hdr {
 	uint32_t xid;
-	uint32_t rpcvers;		/* RPC_VERSION; a server answers others
-					 * with RPC_MISMATCH */
+	uint32_t rpcvers;		/* SC_RPC_VERSION; a server answers others
+					 * with SC_RPC_MISMATCH */
 	uint32_t prog;
 	uint32_t vers;
 	uint32_t proc;
-	struct rpc_auth cred;
-	struct rpc_auth verf;
+	struct sc_rpc_auth cred;
+	struct sc_rpc_auth verf;
 };
 
-struct rpc_reply_hdr {
+struct sc_rpc_reply_hdr {
 	uint32_t xid;
-	uint32_t reply_stat;		/* enum rpc_reply_stat */
-	/* RPC_MSG_ACCEPTED */
-	struct rpc_auth verf;
-	uint32_t accept_stat;		/* enum rpc_accept_stat */
-	/* PROG_MISMATCH or RPC_MISMATCH: the versions supported */
+	uint32_t reply_stat;		/* enum sc_rpc_reply_stat */
+	/* SC_RPC_MSG_ACCEPTED */
+	struct sc_rpc_auth verf;
+	uint32_t accept_stat;		/* enum sc_rpc_accept_stat */
+	/* PROG_MISMATCH or SC_RPC_MISMATCH: the versions supported */
 	uint32_t low;
 	uint32_t high;
-	/* RPC_MSG_DENIED */
-	uint32_t reject_stat;		/* enum rpc_reject_stat */
-	uint32_t auth_stat;		/* RPC_AUTH_ERROR */
+	/* SC_RPC_MSG_DENIED */
+	uint32_t reject_stat;		/* enum sc_rpc_reject_stat */
+	uint32_t auth_stat;		/* SC_RPC_AUTH_ERROR */
 };
 
 /*
@@ -65,7 +65,7 @@ struct rpc_reply_hdr {
  * with -SC_EBADMSG when the message is not of the expected type or a
  * field is malformed.  The body then starts at x->pos.
  */
-void rpc_xdr_call_hdr(struct sc_xdr *x, struct rpc_call_hdr *h);
-void rpc_xdr_reply_hdr(struct sc_xdr *x, struct rpc_reply_hdr *h);
+void sc_rpc_xdr_call_hdr(struct sc_xdr *x, struct sc_rpc_call_hdr *h);
+void sc_rpc_xdr_reply_hdr(struct sc_xdr *x, struct sc_rpc_reply_hdr *h);
 
 #endif /* SEACACHE_RPC_MSG_H */

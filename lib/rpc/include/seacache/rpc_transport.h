@@ -78,7 +78,7 @@ void sc_rpc_reply_free(struct sc_rpc_reply *r);
 
 /* One call, as a service's handler sees it. */
 struct sc_rpc_request {
-	const struct rpc_call_hdr *call;
+	const struct sc_rpc_call_hdr *call;
 	const struct csi_proc_info *proc;
 	const void *args;		/* decoded arguments */
 	void *res;			/* zeroed result struct to fill */
