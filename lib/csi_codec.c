@@ -10,7 +10,7 @@
 #define HASH_WIRE SC_HASH_LEN
 #define BLOCK_HASH_MIN_WIRE 4			/* a hole */
 #define READ_BLOCK_MIN_WIRE 4			/* a hole */
-#define PUSH_WIRE (8 + 8 + SC_HASH_LEN)
+#define PUSH_WIRE (8 + 8 + 8 + SC_HASH_LEN)
 #define WRITE_BLOCK_MIN_WIRE (4 + SC_HASH_LEN)	/* hash only */
 #define COUNTER_MIN_WIRE (4 + 8)		/* empty name */
 #define HOST_STATS_MIN_WIRE (8 + 4 + 4)
@@ -206,6 +206,7 @@ static void x_push_entry(struct sc_xdr *x, struct csi_push_entry *p)
 {
 	sc_xdr_u64(x, &p->file);
 	sc_xdr_u64(x, &p->lbn);
+	sc_xdr_u64(x, &p->change);
 	x_hash(x, &p->hash);
 }
 
@@ -270,6 +271,7 @@ static void x_write_res(struct sc_xdr *x, void *msg)
 	x_status(x, &r->status);
 	if (x->err || r->status != CSI_OK)
 		return;
+	sc_xdr_u64(x, &r->pre_change);
 	x_fileattr(x, &r->attr);
 	sc_xdr_enum(x, &r->committed, CSI_FILE_SYNC);
 	sc_xdr_array(x, (void **)&r->blocks, &r->nblocks, CSI_MAX_BLOCKS, 4,

@@ -196,9 +196,11 @@ static void v_read_res(void *msg, uint8_t *scratch)
 	blocks[4].data = data_at(scratch, 4096, 101, 0x52);
 	pushed[0].file = attr.file + 1;
 	pushed[0].lbn = 0;
+	pushed[0].change = 0x8000000000000011ull;
 	pushed[0].hash = hash_of(0x01);
 	pushed[1].file = attr.file + 2;
 	pushed[1].lbn = 17;
+	pushed[1].change = 3;
 	pushed[1].hash = hash_of(0x02);
 	r->status = CSI_OK;
 	r->attr = attr;
@@ -246,6 +248,7 @@ static void v_write_res(void *msg, uint8_t *scratch)
 
 	(void)scratch;
 	r->status = CSI_OK;
+	r->pre_change = attr.change - 1;
 	r->attr = attr;
 	r->committed = CSI_FILE_SYNC;
 	r->blocks = st;

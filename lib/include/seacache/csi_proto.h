@@ -211,6 +211,7 @@ struct csi_read_block {
 struct csi_push_entry {
 	uint64_t file;
 	uint64_t lbn;
+	uint64_t change;
 	struct sc_hash hash;
 };
 
@@ -260,6 +261,7 @@ enum csi_wstatus {
 struct csi_write_res {
 	uint32_t status;
 	/* CSI_OK: */
+	uint64_t pre_change;
 	struct csi_fileattr attr;
 	uint32_t committed;		/* enum csi_stable */
 	uint32_t *blocks;		/* enum csi_wstatus per block */

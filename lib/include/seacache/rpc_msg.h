@@ -37,8 +37,8 @@ struct sc_rpc_auth {
 
 struct sc_rpc_call_hdr {
 	uint32_t xid;
-	uint32_t rpcvers;		/* SC_RPC_VERSION; a server answers others
-					 * with SC_RPC_MISMATCH */
+	/* SC_RPC_VERSION; a server answers others with SC_RPC_MISMATCH */
+	uint32_t rpcvers;
 	uint32_t prog;
 	uint32_t vers;
 	uint32_t proc;

@@ -275,6 +275,7 @@ static void rand_read_res(struct csi_random *r, void *msg)
 	for (i = 0; i < res->npushed; i++) {
 		res->pushed[i].file = rand_u64(r);
 		res->pushed[i].lbn = rand_u64(r);
+		res->pushed[i].change = rand_u64(r);
 		rand_hash(r, &res->pushed[i].hash);
 	}
 }
@@ -307,6 +308,7 @@ static void rand_write_res(struct csi_random *r, void *msg)
 	uint32_t i;
 
 	res->status = rand_status(r);
+	res->pre_change = rand_u64(r);
 	rand_fileattr(r, &res->attr);
 	res->committed = rand_upto(r, CSI_FILE_SYNC);
 	res->blocks = rand_array(r, &res->nblocks, RAND_MAX_BLOCKS,

@@ -281,6 +281,7 @@ CONVERTER(read_res)
 	for (i = 0; p && i < in->npushed; i++) {
 		p[i].file = in->pushed[i].file;
 		p[i].lbn = in->pushed[i].lbn;
+		p[i].change = in->pushed[i].change;
 		to_hash(p[i].hash, &in->pushed[i].hash);
 	}
 }
@@ -319,6 +320,7 @@ CONVERTER(write_res)
 
 	if (!to_status_attr(&out->status, &ok->attr, in->status, &in->attr))
 		return;
+	ok->pre_change = in->pre_change;
 	ok->committed = (sc_stable)in->committed;
 	st = conv_array(c, &ok->blocks.blocks_len, in->nblocks, sizeof(*st));
 	ok->blocks.blocks_val = st;
