@@ -18,7 +18,7 @@ help:
 	@echo "make test         all tests: unit (plain and ASan+UBSan), a short fuzz run, kernel (QEMU guest)"
 	@echo "make test-unit    unit tests only (plain and ASan+UBSan)"
 	@echo "make test-kernel  kernel tests only"
-	@echo "make bench        speed and memory of the core, beside OpenSSL's own figure"
+	@echo "make bench        speed and memory of the core and the CSI codec and transport"
 	@echo "make checkpatch   kernel style check of everything compiled into a module"
 	@echo "make fuzz         libFuzzer on every CSI decoder, FUZZ_SECONDS (600) per target"
 	@echo "make clean        remove build outputs (the kernel cache in /var/cache/seacache stays)"
@@ -67,4 +67,4 @@ fuzz:
 	scripts/fuzz --seconds $(FUZZ_SECONDS)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz
