@@ -15,18 +15,6 @@
 #define COUNTER_MIN_WIRE (4 + 8)		/* empty name */
 #define HOST_STATS_MIN_WIRE (8 + 4 + 4)
 
-static const char *const status_names[] = {
-	"OK", "INVAL", "TOO_BIG", "UNKNOWN_HOST", "BAD_EPOCH", "STALE",
-	"NOENT", "ACCESS", "BUSY", "IO", "NOSPC", "NOTSUPP", "BAD_TOKEN",
-	"HASH_MISMATCH",
-};
-
-const char *csi_status_name(uint32_t status)
-{
-	return status < SC_ARRAY_SIZE(status_names) ? status_names[status] :
-						      "UNKNOWN_STATUS";
-}
-
 static void x_hash(struct sc_xdr *x, struct sc_hash *h)
 {
 	sc_xdr_fixed(x, h->b, SC_HASH_LEN);
@@ -45,6 +33,13 @@ static void x_string(struct sc_xdr *x, struct csi_bytes *b, uint32_t max)
 static void x_status(struct sc_xdr *x, uint32_t *status)
 {
 	sc_xdr_enum(x, status, CSI_STATUS_MAX);
+}
+
+/* A result's status; true when the CSI_OK arm follows. */
+static bool x_res_ok(struct sc_xdr *x, uint32_t *status)
+{
+	x_status(x, status);
+	return !x->err && *status == CSI_OK;
 }
 
 static void x_peer_addr(struct sc_xdr *x, struct csi_peer_addr *a)
@@ -97,8 +92,7 @@ static void x_hello_res(struct sc_xdr *x, void *msg)
 {
 	struct csi_hello_res *r = msg;
 
-	x_status(x, &r->status);
-	if (x->err || r->status != CSI_OK)
+	if (!x_res_ok(x, &r->status))
 		return;
 	sc_xdr_u64(x, &r->host);
 	sc_xdr_u64(x, &r->epoch);
@@ -120,20 +114,12 @@ static void x_lookup_args(struct sc_xdr *x, void *msg)
 	x_string(x, &a->path, CSI_MAX_PATH);
 }
 
-/* Results that are a status and, on success, the file's attributes. */
-static void x_attr_res(struct sc_xdr *x, uint32_t *status,
-		       struct csi_fileattr *attr)
-{
-	x_status(x, status);
-	if (!x->err && *status == CSI_OK)
-		x_fileattr(x, attr);
-}
-
 static void x_lookup_res(struct sc_xdr *x, void *msg)
 {
 	struct csi_lookup_res *r = msg;
 
-	x_attr_res(x, &r->status, &r->attr);
+	if (x_res_ok(x, &r->status))
+		x_fileattr(x, &r->attr);
 }
 
 static void x_gethashes_args(struct sc_xdr *x, void *msg)
@@ -146,8 +132,10 @@ static void x_gethashes_args(struct sc_xdr *x, void *msg)
 	sc_xdr_u32(x, &a->count);
 }
 
-static void x_block_hash(struct sc_xdr *x, struct csi_block_hash *b)
+static void x_block_hash(struct sc_xdr *x, void *elem)
 {
+	struct csi_block_hash *b = elem;
+
 	sc_xdr_enum(x, &b->kind, CSI_HK_HASH);
 	if (!x->err && b->kind == CSI_HK_HASH)
 		x_hash(x, &b->hash);
@@ -156,16 +144,12 @@ static void x_block_hash(struct sc_xdr *x, struct csi_block_hash *b)
 static void x_gethashes_res(struct sc_xdr *x, void *msg)
 {
 	struct csi_gethashes_res *r = msg;
-	uint32_t i;
 
-	x_status(x, &r->status);
-	if (x->err || r->status != CSI_OK)
+	if (!x_res_ok(x, &r->status))
 		return;
 	x_fileattr(x, &r->attr);
 	sc_xdr_array(x, (void **)&r->blocks, &r->nblocks, CSI_MAX_BLOCKS,
-		     BLOCK_HASH_MIN_WIRE, sizeof(*r->blocks));
-	for (i = 0; !x->err && i < r->nblocks; i++)
-		x_block_hash(x, &r->blocks[i]);
+		     BLOCK_HASH_MIN_WIRE, sizeof(*r->blocks), x_block_hash);
 }
 
 static void x_read_args(struct sc_xdr *x, void *msg)
@@ -179,8 +163,10 @@ static void x_read_args(struct sc_xdr *x, void *msg)
 	sc_xdr_u32(x, &a->flags);
 }
 
-static void x_read_block(struct sc_xdr *x, struct csi_read_block *b)
+static void x_read_block(struct sc_xdr *x, void *elem)
 {
+	struct csi_read_block *b = elem;
+
 	sc_xdr_enum(x, &b->kind, CSI_RK_DELEGATED);
 	if (x->err)
 		return;
@@ -202,8 +188,10 @@ static void x_read_block(struct sc_xdr *x, struct csi_read_block *b)
 	}
 }
 
-static void x_push_entry(struct sc_xdr *x, struct csi_push_entry *p)
+static void x_push_entry(struct sc_xdr *x, void *elem)
 {
+	struct csi_push_entry *p = elem;
+
 	sc_xdr_u64(x, &p->file);
 	sc_xdr_u64(x, &p->lbn);
 	sc_xdr_u64(x, &p->change);
@@ -213,32 +201,21 @@ static void x_push_entry(struct sc_xdr *x, struct csi_push_entry *p)
 static void x_read_res(struct sc_xdr *x, void *msg)
 {
 	struct csi_read_res *r = msg;
-	uint32_t i;
 
-	x_status(x, &r->status);
-	if (x->err || r->status != CSI_OK)
+	if (!x_res_ok(x, &r->status))
 		return;
 	x_fileattr(x, &r->attr);
 	sc_xdr_array(x, (void **)&r->blocks, &r->nblocks, CSI_MAX_BLOCKS,
-		     READ_BLOCK_MIN_WIRE, sizeof(*r->blocks));
-	for (i = 0; !x->err && i < r->nblocks; i++)
-		x_read_block(x, &r->blocks[i]);
+		     READ_BLOCK_MIN_WIRE, sizeof(*r->blocks), x_read_block);
 	sc_xdr_array(x, (void **)&r->pushed, &r->npushed, CSI_MAX_PUSH,
-		     PUSH_WIRE, sizeof(*r->pushed));
-	for (i = 0; !x->err && i < r->npushed; i++)
-		x_push_entry(x, &r->pushed[i]);
+		     PUSH_WIRE, sizeof(*r->pushed), x_push_entry);
 }
 
-static void x_write_block(struct sc_xdr *x, struct csi_write_block *b)
+static void x_write_block(struct sc_xdr *x, void *elem)
 {
-	/* The kinds start at 1: check the low end too. */
-	if (x->op == SC_XDR_ENCODE && b->kind < CSI_WK_DATA) {
-		sc_xdr_fail(x, -SC_EINVAL);
-		return;
-	}
-	sc_xdr_enum(x, &b->kind, CSI_WK_HASH);
-	if (!x->err && b->kind < CSI_WK_DATA)
-		sc_xdr_fail(x, -SC_EBADMSG);
+	struct csi_write_block *b = elem;
+
+	sc_xdr_enum_range(x, &b->kind, CSI_WK_DATA, CSI_WK_HASH);
 	if (x->err)
 		return;
 	if (b->kind == CSI_WK_DATA)
@@ -250,7 +227,6 @@ static void x_write_block(struct sc_xdr *x, struct csi_write_block *b)
 static void x_write_args(struct sc_xdr *x, void *msg)
 {
 	struct csi_write_args *a = msg;
-	uint32_t i;
 
 	x_reqhdr(x, &a->hdr);
 	sc_xdr_u64(x, &a->file);
@@ -258,26 +234,25 @@ static void x_write_args(struct sc_xdr *x, void *msg)
 	sc_xdr_u64(x, &a->end);
 	sc_xdr_enum(x, &a->stable, CSI_FILE_SYNC);
 	sc_xdr_array(x, (void **)&a->blocks, &a->nblocks, CSI_MAX_BLOCKS,
-		     WRITE_BLOCK_MIN_WIRE, sizeof(*a->blocks));
-	for (i = 0; !x->err && i < a->nblocks; i++)
-		x_write_block(x, &a->blocks[i]);
+		     WRITE_BLOCK_MIN_WIRE, sizeof(*a->blocks), x_write_block);
+}
+
+static void x_wstatus(struct sc_xdr *x, void *elem)
+{
+	sc_xdr_enum(x, elem, CSI_W_NEED_DATA);
 }
 
 static void x_write_res(struct sc_xdr *x, void *msg)
 {
 	struct csi_write_res *r = msg;
-	uint32_t i;
 
-	x_status(x, &r->status);
-	if (x->err || r->status != CSI_OK)
+	if (!x_res_ok(x, &r->status))
 		return;
 	sc_xdr_u64(x, &r->pre_change);
 	x_fileattr(x, &r->attr);
 	sc_xdr_enum(x, &r->committed, CSI_FILE_SYNC);
 	sc_xdr_array(x, (void **)&r->blocks, &r->nblocks, CSI_MAX_BLOCKS, 4,
-		     sizeof(*r->blocks));
-	for (i = 0; !x->err && i < r->nblocks; i++)
-		sc_xdr_enum(x, &r->blocks[i], CSI_W_NEED_DATA);
+		     sizeof(*r->blocks), x_wstatus);
 }
 
 static void x_commit_args(struct sc_xdr *x, void *msg)
@@ -292,7 +267,8 @@ static void x_commit_res(struct sc_xdr *x, void *msg)
 {
 	struct csi_commit_res *r = msg;
 
-	x_attr_res(x, &r->status, &r->attr);
+	if (x_res_ok(x, &r->status))
+		x_fileattr(x, &r->attr);
 }
 
 static void x_evict_args(struct sc_xdr *x, void *msg)
@@ -316,37 +292,39 @@ static void x_stats_args(struct sc_xdr *x, void *msg)
 	sc_xdr_bool(x, &a->per_host);
 }
 
+static void x_counter(struct sc_xdr *x, void *elem)
+{
+	struct csi_counter *c = elem;
+
+	x_string(x, &c->name, CSI_MAX_COUNTER_NAME);
+	sc_xdr_u64(x, &c->value);
+}
+
 static void x_counters(struct sc_xdr *x, struct csi_counter **c, uint32_t *n)
 {
-	uint32_t i;
-
 	sc_xdr_array(x, (void **)c, n, CSI_MAX_COUNTERS, COUNTER_MIN_WIRE,
-		     sizeof(**c));
-	for (i = 0; !x->err && i < *n; i++) {
-		x_string(x, &(*c)[i].name, CSI_MAX_COUNTER_NAME);
-		sc_xdr_u64(x, &(*c)[i].value);
-	}
+		     sizeof(**c), x_counter);
+}
+
+static void x_host_stats(struct sc_xdr *x, void *elem)
+{
+	struct csi_host_stats *h = elem;
+
+	sc_xdr_u64(x, &h->host);
+	x_string(x, &h->host_name, CSI_MAX_NAME);
+	x_counters(x, &h->counters, &h->ncounters);
 }
 
 static void x_stats_res(struct sc_xdr *x, void *msg)
 {
 	struct csi_stats_res *r = msg;
-	struct csi_host_stats *h;
-	uint32_t i;
 
-	x_status(x, &r->status);
-	if (x->err || r->status != CSI_OK)
+	if (!x_res_ok(x, &r->status))
 		return;
 	sc_xdr_u64(x, &r->epoch);
 	x_counters(x, &r->counters, &r->ncounters);
 	sc_xdr_array(x, (void **)&r->hosts, &r->nhosts, CSI_MAX_HOSTS,
-		     HOST_STATS_MIN_WIRE, sizeof(*r->hosts));
-	for (i = 0; !x->err && i < r->nhosts; i++) {
-		h = &r->hosts[i];
-		sc_xdr_u64(x, &h->host);
-		x_string(x, &h->host_name, CSI_MAX_NAME);
-		x_counters(x, &h->counters, &h->ncounters);
-	}
+		     HOST_STATS_MIN_WIRE, sizeof(*r->hosts), x_host_stats);
 }
 
 static void x_peer_read_args(struct sc_xdr *x, void *msg)
@@ -363,8 +341,7 @@ static void x_peer_read_res(struct sc_xdr *x, void *msg)
 {
 	struct csi_peer_read_res *r = msg;
 
-	x_status(x, &r->status);
-	if (!x->err && r->status == CSI_OK)
+	if (x_res_ok(x, &r->status))
 		x_bytes(x, &r->data, CSI_MAX_BLOCK_SIZE);
 }
 

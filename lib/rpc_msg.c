@@ -10,13 +10,12 @@ static void sc_rpc_xdr_auth(struct sc_xdr *x, struct sc_rpc_auth *a)
 	sc_xdr_var(x, &a->body, &a->len, SC_RPC_MAX_AUTH_BYTES);
 }
 
+/* The message type, which must be the one expected. */
 static void sc_rpc_xdr_msg_type(struct sc_xdr *x, uint32_t type)
 {
 	uint32_t t = type;
 
-	sc_xdr_u32(x, &t);
-	if (!x->err && t != type)
-		sc_xdr_fail(x, -SC_EBADMSG);
+	sc_xdr_enum_range(x, &t, type, type);
 }
 
 void sc_rpc_xdr_call_hdr(struct sc_xdr *x, struct sc_rpc_call_hdr *h)

@@ -23,15 +23,21 @@ void sc_xdr_init_decode(struct sc_xdr *x, const void *in, size_t len,
 	x->arena_len = arena ? arena_len : 0;
 }
 
-void sc_xdr_enum(struct sc_xdr *x, uint32_t *v, uint32_t max)
+/*
+ * A value outside its bounds: the caller's mistake when encoding (the
+ * output is then discarded), the peer's when decoding.
+ */
+static void xdr_reject(struct sc_xdr *x, int decode_err)
 {
-	if (x->op == SC_XDR_ENCODE && *v > max) {
-		sc_xdr_fail(x, -SC_EINVAL);
-		return;
-	}
+	sc_xdr_fail(x, x->op == SC_XDR_ENCODE ? -SC_EINVAL : decode_err);
+}
+
+void sc_xdr_enum_range(struct sc_xdr *x, uint32_t *v, uint32_t lo,
+		       uint32_t hi)
+{
 	sc_xdr_u32(x, v);
-	if (!x->err && *v > max)
-		sc_xdr_fail(x, -SC_EBADMSG);
+	if (!x->err && (*v < lo || *v > hi))
+		xdr_reject(x, -SC_EBADMSG);
 }
 
 void sc_xdr_bool(struct sc_xdr *x, bool *v)
@@ -84,17 +90,11 @@ void sc_xdr_var(struct sc_xdr *x, const uint8_t **p, uint32_t *len,
 {
 	size_t start;
 
-	if (x->op == SC_XDR_ENCODE && *len > max) {
-		sc_xdr_fail(x, -SC_EINVAL);
-		return;
-	}
 	sc_xdr_u32(x, len);
+	if (!x->err && *len > max)
+		xdr_reject(x, -SC_E2BIG);
 	if (x->err)
 		return;
-	if (*len > max) {
-		sc_xdr_fail(x, -SC_E2BIG);
-		return;
-	}
 	start = x->pos;
 	xdr_bytes_padded(x, *p, NULL, *len);
 	if (x->op == SC_XDR_DECODE)
@@ -106,62 +106,51 @@ void sc_xdr_string(struct sc_xdr *x, const uint8_t **p, uint32_t *len,
 {
 	uint32_t i;
 
-	if (x->op == SC_XDR_ENCODE && *len <= max) {
-		for (i = 0; i < *len; i++) {
-			if (!(*p)[i]) {
-				sc_xdr_fail(x, -SC_EINVAL);
-				return;
-			}
-		}
-	}
 	sc_xdr_var(x, p, len, max);
-	if (x->op == SC_XDR_ENCODE || x->err)
-		return;
-	for (i = 0; i < *len; i++) {
-		if (!(*p)[i]) {
-			sc_xdr_fail(x, -SC_EBADMSG);
-			return;
-		}
-	}
+	for (i = 0; !x->err && i < *len; i++)
+		if (!(*p)[i])
+			xdr_reject(x, -SC_EBADMSG);
 }
 
 /* A count within max, and (decode) that the input can hold. */
 static void xdr_count(struct sc_xdr *x, uint32_t *count, uint32_t max,
 		      uint32_t min_wire)
 {
-	if (x->op == SC_XDR_ENCODE && *count > max) {
-		sc_xdr_fail(x, -SC_EINVAL);
-		return;
-	}
 	sc_xdr_u32(x, count);
-	if (x->err || x->op == SC_XDR_ENCODE)
-		return;
-	if (*count > max)
-		sc_xdr_fail(x, -SC_E2BIG);
-	else if ((uint64_t)*count * min_wire > x->len - x->pos)
+	if (!x->err && *count > max)
+		xdr_reject(x, -SC_E2BIG);
+	else if (!x->err && x->op == SC_XDR_DECODE &&
+		 (uint64_t)*count * min_wire > x->len - x->pos)
 		sc_xdr_fail(x, -SC_EBADMSG);
 }
 
 void sc_xdr_array(struct sc_xdr *x, void **elems, uint32_t *count,
-		  uint32_t max, uint32_t min_wire, size_t elem_size)
+		  uint32_t max, uint32_t min_wire, size_t elem_size,
+		  sc_xdr_proc elem)
 {
 	size_t need, align = sizeof(uint64_t);
+	uint32_t i;
 
 	xdr_count(x, count, max, min_wire);
-	if (x->err || x->op == SC_XDR_ENCODE)
+	if (x->err)
 		return;
-	*elems = NULL;
-	if (!*count)
-		return;
-	need = (size_t)*count * elem_size;
-	x->arena_pos = (x->arena_pos + align - 1) & ~(align - 1);
-	if (x->arena_pos > x->arena_len || x->arena_len - x->arena_pos < need) {
-		sc_xdr_fail(x, -SC_ENOMEM);
-		return;
+	if (x->op == SC_XDR_DECODE) {
+		*elems = NULL;
+		if (!*count)
+			return;
+		need = (size_t)*count * elem_size;
+		x->arena_pos = (x->arena_pos + align - 1) & ~(align - 1);
+		if (x->arena_pos > x->arena_len ||
+		    x->arena_len - x->arena_pos < need) {
+			sc_xdr_fail(x, -SC_ENOMEM);
+			return;
+		}
+		*elems = x->arena + x->arena_pos;
+		sc_memset(*elems, 0, need);
+		x->arena_pos += need;
 	}
-	*elems = x->arena + x->arena_pos;
-	sc_memset(*elems, 0, need);
-	x->arena_pos += need;
+	for (i = 0; !x->err && i < *count; i++)
+		elem(x, (uint8_t *)*elems + i * elem_size);
 }
 
 void sc_xdr_fixed_array(struct sc_xdr *x, const void **elems,

@@ -67,16 +67,6 @@ static inline uint32_t sc_rounddown_pow2(uint32_t x)
 	return p;
 }
 
-static inline uint32_t sc_min_u32(uint32_t a, uint32_t b)
-{
-	return a < b ? a : b;
-}
-
-static inline uint64_t sc_min_u64(uint64_t a, uint64_t b)
-{
-	return a < b ? a : b;
-}
-
 /* A 64-bit mixer (SplitMix64's finaliser): spreads structured keys. */
 static inline uint64_t sc_mix64(uint64_t x)
 {

@@ -63,7 +63,6 @@ enum csi_peer_proc {
 #define CSI_READ_FORCE_DATA 0x02u
 #define CSI_READ_ACCEPT_DELEG 0x04u
 #define CSI_READ_ACCEPT_PUSH 0x08u
-#define CSI_READ_FLAGS_ALL 0x0fu
 
 enum csi_status {
 	CSI_OK = 0,
@@ -82,9 +81,6 @@ enum csi_status {
 	CSI_ERR_HASH_MISMATCH = 13,
 };
 #define CSI_STATUS_MAX CSI_ERR_HASH_MISMATCH
-
-/* Short name of a status ("BAD_EPOCH"), for logs and tools. */
-const char *csi_status_name(uint32_t status);
 
 /* opaque<> and string<>: bytes of a buffer, not NUL-terminated. */
 struct csi_bytes {

@@ -8,6 +8,9 @@
  * first one every primitive does nothing, and the caller looks at x->err
  * once at the end.
  *
+ * Out-of-bounds values fail with -SC_EINVAL when encoding (a caller's bug)
+ * and with -SC_EBADMSG or -SC_E2BIG when decoding.
+ *
  * Decoding is strict, so that every accepted input re-encodes to the very
  * same bytes: padding must be zero, booleans 0 or 1, discriminants and
  * enums known, strings free of NUL bytes, counts within their limits, and
@@ -99,8 +102,15 @@ static inline void sc_xdr_u64(struct sc_xdr *x, uint64_t *v)
 		*v = (uint64_t)hi << 32 | lo;
 }
 
-/* An enum or discriminant: decoding rejects values above max. */
-void sc_xdr_enum(struct sc_xdr *x, uint32_t *v, uint32_t max);
+/* An enum or discriminant: values outside lo..hi are rejected. */
+void sc_xdr_enum_range(struct sc_xdr *x, uint32_t *v, uint32_t lo,
+		       uint32_t hi);
+
+static inline void sc_xdr_enum(struct sc_xdr *x, uint32_t *v, uint32_t max)
+{
+	sc_xdr_enum_range(x, v, 0, max);
+}
+
 void sc_xdr_bool(struct sc_xdr *x, bool *v);
 /* opaque[n]: n bytes plus zero padding to a multiple of four. */
 void sc_xdr_fixed(struct sc_xdr *x, void *p, uint32_t n);
@@ -110,13 +120,18 @@ void sc_xdr_var(struct sc_xdr *x, const uint8_t **p, uint32_t *len,
 /* string<max>: as opaque<max>, and no byte may be NUL. */
 void sc_xdr_string(struct sc_xdr *x, const uint8_t **p, uint32_t *len,
 		   uint32_t max);
+/* Either direction of one value of some type. */
+typedef void (*sc_xdr_proc)(struct sc_xdr *x, void *obj);
+
 /*
- * An array's count, then (decode) room for its elements from the arena.
- * min_wire is the fewest bytes one element can take on the wire; a count
- * the remaining input cannot hold is rejected before allocating.
+ * type elem<max>: the count, then (decode) room for the elements from the
+ * arena, then elem on each.  min_wire is the fewest bytes one element can
+ * take on the wire; a count the remaining input cannot hold is rejected
+ * before allocating.
  */
 void sc_xdr_array(struct sc_xdr *x, void **elems, uint32_t *count,
-		  uint32_t max, uint32_t min_wire, size_t elem_size);
+		  uint32_t max, uint32_t min_wire, size_t elem_size,
+		  sc_xdr_proc elem);
 /* opaque elem[size] as a counted array, not copied on decode. */
 void sc_xdr_fixed_array(struct sc_xdr *x, const void **elems,
 			uint32_t *count, uint32_t max, uint32_t size);
