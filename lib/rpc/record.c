@@ -2,7 +2,9 @@
 /*
  * Record marking over TCP (see record.h).
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,37 +161,85 @@ static void rec_xdr(struct sc_xdr *x, bool is_call, void *hdr,
 	csi_xdr_msg(x, body_msg, (void *)body);
 }
 
-int sc_rec_encode(bool is_call, void *hdr, enum csi_msg body_msg,
-		  const void *body, size_t max_record, uint8_t **out,
-		  size_t *len)
+/* Encode the record's body into b behind a 4-byte mark; its length. */
+static int rec_encode_body(bool is_call, void *hdr, enum csi_msg body_msg,
+			   const void *body, struct sc_rec_buf *b, size_t *n)
 {
 	struct sc_xdr x;
-	uint8_t *buf;
-	size_t n;
 
-	sc_xdr_init_encode(&x, NULL, 0);
+	sc_xdr_init_encode(&x, b->p ? b->p + 4 : NULL, b->p ? b->cap - 4 : 0);
 	rec_xdr(&x, is_call, hdr, body_msg, body);
-	if (x.err)
-		return x.err;
-	n = x.pos;
-	if (n > max_record || n > SC_RPC_RM_LEN_MASK)
-		return -E2BIG;
-	buf = malloc(4 + n);
-	if (!buf)
-		return -ENOMEM;
-	sc_xdr_init_encode(&x, buf + 4, n);
-	rec_xdr(&x, is_call, hdr, body_msg, body);
-	if (x.err) {
-		free(buf);
-		return x.err;
+	*n = x.pos;
+	return x.err;
+}
+
+int sc_rec_encode(bool is_call, void *hdr, enum csi_msg body_msg,
+		  const void *body, size_t max_record, struct sc_rec_buf *b)
+{
+	uint8_t *p;
+	size_t n;
+	int err = -SC_EMSGSIZE;
+
+	b->len = 0;
+	if (b->p)
+		err = rec_encode_body(is_call, hdr, body_msg, body, b, &n);
+	if (err == -SC_EMSGSIZE) {
+		/* Measure, grow, encode again. */
+		struct sc_rec_buf m = { 0 };
+
+		err = rec_encode_body(is_call, hdr, body_msg, body, &m, &n);
+		if (err)
+			return err;
+		if (n > max_record || n > SC_RPC_RM_LEN_MASK)
+			return -E2BIG;
+		p = realloc(b->p, 4 + n);
+		if (!p)
+			return -ENOMEM;
+		b->p = p;
+		b->cap = 4 + n;
+		err = rec_encode_body(is_call, hdr, body_msg, body, b, &n);
 	}
-	buf[0] = (uint8_t)((n | SC_RPC_RM_LAST) >> 24);
-	buf[1] = (uint8_t)(n >> 16);
-	buf[2] = (uint8_t)(n >> 8);
-	buf[3] = (uint8_t)n;
-	*out = buf;
-	*len = 4 + n;
+	if (err)
+		return err;
+	if (n > max_record)
+		return -E2BIG;
+	b->p[0] = (uint8_t)((n | SC_RPC_RM_LAST) >> 24);
+	b->p[1] = (uint8_t)(n >> 16);
+	b->p[2] = (uint8_t)(n >> 8);
+	b->p[3] = (uint8_t)n;
+	b->len = 4 + n;
 	return 0;
+}
+
+void sc_rec_buf_trim(struct sc_rec_buf *b, size_t keep)
+{
+	if (b->cap <= keep)
+		return;
+	free(b->p);
+	b->p = NULL;
+	b->cap = 0;
+}
+
+int sc_sockaddr_parse(const char *host, uint16_t port,
+		      struct sockaddr_storage *ss, socklen_t *len)
+{
+	struct sockaddr_in *in4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, host, &in4->sin_addr) == 1) {
+		in4->sin_family = AF_INET;
+		in4->sin_port = htons(port);
+		*len = sizeof(*in4);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(port);
+		*len = sizeof(*in6);
+		return 0;
+	}
+	return -EINVAL;
 }
 
 int sc_write_all(int fd, const uint8_t *buf, size_t len, int64_t deadline_ms)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * Record marking on a non-blocking TCP socket (RFC 5531 section 11):
- * reassembles fragments into whole records, bounded in size; and the
- * encoding of one RPC message into a single-fragment record.
+ * reassembles fragments into whole records, bounded in size; the encoding
+ * of one RPC message into a single-fragment record; and the socket helpers
+ * client and server share.
  */
 #ifndef SC_RPC_RECORD_H
 #define SC_RPC_RECORD_H
@@ -10,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "seacache/csi_codec.h"
 #include "seacache/rpc_msg.h"
@@ -44,17 +46,35 @@ uint8_t *sc_rec_take(struct sc_rec_reader *r, size_t *len);
 /* Whether bytes already read wait to be parsed (no need to poll first). */
 bool sc_rec_pending(const struct sc_rec_reader *r);
 
+/* An outgoing record; the buffer is kept from one record to the next. */
+struct sc_rec_buf {
+	uint8_t *p;
+	size_t cap;
+	size_t len;			/* of the record, mark included */
+};
+
 /*
  * Encode an RPC header (call or reply, by is_call) plus a CSI message
- * into one record with its mark, in a new buffer.  The encoder writes
- * directly behind the mark: no copy of the body.
+ * into b as one record with its mark, straight behind the mark: no copy of
+ * the body.  b grows only when the record does not fit, so a steady
+ * stream of records is neither measured first nor allocated.
  */
 int sc_rec_encode(bool is_call, void *hdr, enum csi_msg body_msg,
-		  const void *body, size_t max_record, uint8_t **out,
-		  size_t *len);
+		  const void *body, size_t max_record, struct sc_rec_buf *b);
+/*
+ * Free b's buffer unless it is at most keep bytes: a buffer kept per
+ * connection costs memory while idle, so only ordinary records' sizes
+ * (a 256 KiB READ reply) stay.
+ */
+#define SC_REC_BUF_KEEP (1u << 20)
+void sc_rec_buf_trim(struct sc_rec_buf *b, size_t keep);
 
 /* Write all of buf; poll()s for room up to deadline_ms (monotonic). */
 int sc_write_all(int fd, const uint8_t *buf, size_t len, int64_t deadline_ms);
 int64_t sc_now_ms(void);
+
+/* A numeric IPv4 or IPv6 address and a port; -EINVAL if not numeric. */
+int sc_sockaddr_parse(const char *host, uint16_t port,
+		      struct sockaddr_storage *ss, socklen_t *len);
 
 #endif /* SC_RPC_RECORD_H */

@@ -12,13 +12,13 @@
  * retransmitted, because only the caller knows whether repeating one is
  * harmless.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -41,7 +41,7 @@ struct call_slot {
 
 struct sc_rpc_reply {
 	uint8_t *rec;
-	void *arena;
+	max_align_t arena[];		/* the decoded result's arrays */
 };
 
 /*
@@ -64,34 +64,13 @@ struct sc_rpc_client {
 	pthread_mutex_t lock;		/* everything below */
 	pthread_cond_t cond;		/* a call finished or a slot freed */
 	pthread_mutex_t send_lock;	/* one record on the wire at a time */
+	struct sc_rec_buf send_buf;	/* under send_lock */
 	struct conn *conn;		/* NULL while disconnected */
 	bool reading;			/* some thread is the reader */
 	uint32_t next_xid;
 	unsigned int inflight;
 	struct call_slot *slots;
 };
-
-static int parse_addr(const char *host, uint16_t port,
-		      struct sockaddr_storage *ss, socklen_t *len)
-{
-	struct sockaddr_in *in4 = (struct sockaddr_in *)ss;
-	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
-
-	memset(ss, 0, sizeof(*ss));
-	if (inet_pton(AF_INET, host, &in4->sin_addr) == 1) {
-		in4->sin_family = AF_INET;
-		in4->sin_port = htons(port);
-		*len = sizeof(*in4);
-		return 0;
-	}
-	if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
-		in6->sin6_family = AF_INET6;
-		in6->sin6_port = htons(port);
-		*len = sizeof(*in6);
-		return 0;
-	}
-	return -EINVAL;
-}
 
 /* Connect with the call timeout; the socket is left non-blocking. */
 static int connect_timed(const struct sockaddr_storage *ss, socklen_t len,
@@ -202,7 +181,7 @@ int sc_rpc_client_open(const struct sc_rpc_client_opts *o,
 	c->slots = calloc(c->o.max_inflight, sizeof(*c->slots));
 	if (!c->slots)
 		goto fail;
-	err = parse_addr(o->host, o->port, &c->addr, &c->addrlen);
+	err = sc_sockaddr_parse(o->host, o->port, &c->addr, &c->addrlen);
 	if (err)
 		goto fail;
 	err = conn_ensure(c);
@@ -226,6 +205,7 @@ void sc_rpc_client_close(struct sc_rpc_client *c)
 	for (i = 0; c->slots && i < c->o.max_inflight; i++)
 		free(c->slots[i].rec);
 	free(c->slots);
+	sc_rec_buf_trim(&c->send_buf, 0);
 	pthread_cond_destroy(&c->cond);
 	pthread_mutex_destroy(&c->send_lock);
 	pthread_mutex_destroy(&c->lock);
@@ -279,8 +259,6 @@ int sc_rpc_start(struct sc_rpc_client *c, uint32_t proc, const void *args,
 	struct call_slot *s = NULL;
 	struct conn *cn;
 	unsigned int i;
-	uint8_t *rec;
-	size_t len;
 	int err;
 
 	if (!pi)
@@ -306,14 +284,14 @@ int sc_rpc_start(struct sc_rpc_client *c, uint32_t proc, const void *args,
 	cn->refs++;
 	pthread_mutex_unlock(&c->lock);
 
-	err = sc_rec_encode(true, &h, pi->args, args, c->o.max_record, &rec,
-			    &len);
-	if (!err) {
-		pthread_mutex_lock(&c->send_lock);
-		err = sc_write_all(cn->fd, rec, len, deadline);
-		pthread_mutex_unlock(&c->send_lock);
-		free(rec);
-	}
+	pthread_mutex_lock(&c->send_lock);
+	err = sc_rec_encode(true, &h, pi->args, args, c->o.max_record,
+			    &c->send_buf);
+	if (!err)
+		err = sc_write_all(cn->fd, c->send_buf.p, c->send_buf.len,
+				   deadline);
+	sc_rec_buf_trim(&c->send_buf, SC_REC_BUF_KEEP);
+	pthread_mutex_unlock(&c->send_lock);
 	pthread_mutex_lock(&c->lock);
 	if (err) {
 		/* A half-sent record leaves the stream unusable. */
@@ -411,37 +389,30 @@ static int decode_reply(struct sc_rpc_client *c, struct call_slot *s,
 {
 	const struct csi_proc_info *pi = csi_proc_find(c->o.prog, s->proc);
 	struct sc_rpc_reply_hdr h = { 0 };
-	struct sc_rpc_reply *r = calloc(1, sizeof(*r));
+	struct sc_rpc_reply *r;
 	size_t body, alen;
 	struct sc_xdr x;
 	int err;
 
-	if (!r)
-		return -ENOMEM;
 	sc_xdr_init_decode(&x, s->rec, s->rec_len, NULL, 0);
 	sc_rpc_xdr_reply_hdr(&x, &h);
 	err = x.err ? -EBADMSG : accept_error(&h);
 	if (err)
-		goto fail;
+		return err;
 	body = x.pos;
 	alen = csi_decode_arena_size(pi->res, s->rec_len - body);
-	r->arena = malloc(alen ? alen : 1);
-	err = -ENOMEM;
-	if (!r->arena)
-		goto fail;
-	err = csi_decode(pi->res, s->rec + body, s->rec_len - body, res,
-			 r->arena, alen);
-	if (err) {
-		err = -EBADMSG;
-		goto fail;
+	r = malloc(sizeof(*r) + alen);
+	if (!r)
+		return -ENOMEM;
+	if (csi_decode(pi->res, s->rec + body, s->rec_len - body, res,
+		       r->arena, alen)) {
+		free(r);
+		return -EBADMSG;
 	}
 	r->rec = s->rec;
 	s->rec = NULL;
 	*reply = r;
 	return 0;
-fail:
-	sc_rpc_reply_free(r);
-	return err;
 }
 
 int sc_rpc_finish(struct sc_rpc_client *c, uint32_t xid, void *res,
@@ -487,6 +458,5 @@ void sc_rpc_reply_free(struct sc_rpc_reply *r)
 	if (!r)
 		return;
 	free(r->rec);
-	free(r->arena);
 	free(r);
 }

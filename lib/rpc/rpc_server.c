@@ -28,9 +28,8 @@
 struct srv_conn {
 	int fd;
 	struct sc_rec_reader rr;
-	uint8_t *out;			/* the reply being sent */
-	size_t out_len;
-	size_t out_pos;
+	struct sc_rec_buf out;		/* the reply being sent */
+	size_t out_pos;			/* sent so far; pending while < out.len */
 };
 
 struct sc_rpc_server {
@@ -43,6 +42,15 @@ struct sc_rpc_server {
 	struct srv_conn **conns;	/* max_conns slots */
 	struct pollfd *pfds;		/* listen, wake, then one per slot */
 	struct sc_rpc_server_stats st;
+	/*
+	 * One request is served at a time: its decoded arguments, its
+	 * result and the arguments' arrays live here, reused by the next.
+	 */
+	void *args;
+	void *res;
+	size_t msg_size;		/* of the largest message struct */
+	uint8_t *arena;
+	size_t arena_cap;
 };
 
 /* Per-request allocations, freed after the reply is encoded. */
@@ -81,17 +89,9 @@ static int listen_on(const struct sc_rpc_server_opts *o, uint16_t *port)
 	socklen_t len;
 	int fd, one = 1, err;
 
-	if (inet_pton(AF_INET, host, &in4->sin_addr) == 1) {
-		in4->sin_family = AF_INET;
-		in4->sin_port = htons(o->port);
-		len = sizeof(*in4);
-	} else if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
-		in6->sin6_family = AF_INET6;
-		in6->sin6_port = htons(o->port);
-		len = sizeof(*in6);
-	} else {
-		return -EINVAL;
-	}
+	err = sc_sockaddr_parse(host, o->port, &ss, &len);
+	if (err)
+		return err;
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
@@ -112,9 +112,15 @@ int sc_rpc_server_new(const struct sc_rpc_server_opts *o,
 {
 	struct sc_rpc_server *s = calloc(1, sizeof(*s));
 	int err = -ENOMEM;
+	unsigned int m;
 
 	if (!s)
 		return err;
+	for (m = 0; m < CSI_MSG_COUNT; m++)
+		if (csi_msgs[m].size > s->msg_size)
+			s->msg_size = csi_msgs[m].size;
+	s->args = malloc(s->msg_size);
+	s->res = malloc(s->msg_size);
 	s->o = *o;
 	if (!s->o.max_conns)
 		s->o.max_conns = 256;
@@ -126,7 +132,7 @@ int sc_rpc_server_new(const struct sc_rpc_server_opts *o,
 	s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	s->conns = calloc(s->o.max_conns, sizeof(*s->conns));
 	s->pfds = calloc(s->o.max_conns + 2, sizeof(*s->pfds));
-	if (s->wake_fd < 0 || !s->conns || !s->pfds)
+	if (s->wake_fd < 0 || !s->conns || !s->pfds || !s->args || !s->res)
 		goto fail;
 	err = listen_on(&s->o, &s->port);
 	if (err < 0)
@@ -165,7 +171,7 @@ static void conn_close(struct sc_rpc_server *s, unsigned int i)
 
 	close(c->fd);
 	sc_rec_reader_free(&c->rr);
-	free(c->out);
+	sc_rec_buf_trim(&c->out, 0);
 	free(c);
 	s->conns[i] = NULL;
 }
@@ -185,6 +191,9 @@ void sc_rpc_server_free(struct sc_rpc_server *s)
 		close(s->wake_fd);
 	free(s->conns);
 	free(s->pfds);
+	free(s->args);
+	free(s->res);
+	free(s->arena);
 	free(s);
 }
 
@@ -230,11 +239,23 @@ static const struct sc_rpc_service *find_service(struct sc_rpc_server *s,
 static int queue_reply(struct srv_conn *c, struct sc_rpc_reply_hdr *h,
 		       enum csi_msg res_msg, const void *res)
 {
-	int err = sc_rec_encode(false, h, res_msg, res, (size_t)-1, &c->out,
-				&c->out_len);
-
 	c->out_pos = 0;
-	return err;
+	return sc_rec_encode(false, h, res_msg, res, (size_t)-1, &c->out);
+}
+
+/* Room for n bytes of decoded arrays, kept for the next request. */
+static bool arena_reserve(struct sc_rpc_server *s, size_t n)
+{
+	uint8_t *p;
+
+	if (n <= s->arena_cap)
+		return true;
+	p = realloc(s->arena, n);
+	if (!p)
+		return false;
+	s->arena = p;
+	s->arena_cap = n;
+	return true;
 }
 
 /* Decode, dispatch and answer one request record. */
@@ -247,9 +268,8 @@ static int serve_record(struct sc_rpc_server *s, struct srv_conn *c,
 	struct sc_rpc_request rq = { .call = &ch };
 	const struct sc_rpc_service *svc;
 	enum csi_msg res_msg = CSI_MSG_VOID;
-	void *args = NULL, *res = NULL, *arena = NULL;
-	size_t alen;
 	struct sc_xdr x;
+	size_t alen;
 	int err;
 
 	sc_xdr_init_decode(&x, rec, len, NULL, 0);
@@ -277,34 +297,29 @@ static int serve_record(struct sc_rpc_server *s, struct srv_conn *c,
 		rh.accept_stat = SC_RPC_PROC_UNAVAIL;
 	} else {
 		alen = csi_decode_arena_size(rq.proc->args, len - x.pos);
-		args = calloc(1, csi_msgs[rq.proc->args].size + 1);
-		res = calloc(1, csi_msgs[rq.proc->res].size + 1);
-		arena = malloc(alen ? alen : 1);
-		if (!args || !res || !arena) {
+		if (!arena_reserve(s, alen)) {
 			rh.accept_stat = SC_RPC_SYSTEM_ERR;
 		} else if (csi_decode(rq.proc->args, rec + x.pos, len - x.pos,
-				      args, arena, alen)) {
+				      s->args, s->arena, alen)) {
 			rh.accept_stat = SC_RPC_GARBAGE_ARGS;
 			s->st.garbage_args++;
 		} else if (rq.proc->proc != CSI_PROC_NULL) {
-			rq.args = args;
-			rq.res = res;
+			memset(s->res, 0, csi_msgs[rq.proc->res].size);
+			rq.args = s->args;
+			rq.res = s->res;
 			if (svc->handle(svc->ctx, &rq) < 0)
 				rh.accept_stat = SC_RPC_SYSTEM_ERR;
 			else
 				res_msg = rq.proc->res;
 		}
 	}
-	err = queue_reply(c, &rh, res_msg, res);
+	err = queue_reply(c, &rh, res_msg, s->res);
 	if (err == -EINVAL && res_msg != CSI_MSG_VOID) {
 		/* The handler built a result that breaks the protocol. */
 		rh.accept_stat = SC_RPC_SYSTEM_ERR;
 		err = queue_reply(c, &rh, CSI_MSG_VOID, NULL);
 	}
 	req_mem_free(rq.mem);
-	free(arena);
-	free(res);
-	free(args);
 	return err;
 }
 
@@ -313,8 +328,8 @@ static int conn_flush(struct sc_rpc_server *s, struct srv_conn *c)
 {
 	ssize_t n;
 
-	while (c->out_pos < c->out_len) {
-		n = write(c->fd, c->out + c->out_pos, c->out_len - c->out_pos);
+	while (c->out_pos < c->out.len) {
+		n = write(c->fd, c->out.p + c->out_pos, c->out.len - c->out_pos);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -323,9 +338,8 @@ static int conn_flush(struct sc_rpc_server *s, struct srv_conn *c)
 		c->out_pos += (size_t)n;
 		s->st.bytes_out += (uint64_t)n;
 	}
-	free(c->out);
-	c->out = NULL;
-	c->out_len = c->out_pos = 0;
+	c->out.len = c->out_pos = 0;
+	sc_rec_buf_trim(&c->out, SC_REC_BUF_KEEP);
 	return 0;
 }
 
@@ -368,7 +382,7 @@ int sc_rpc_server_run(struct sc_rpc_server *s)
 
 			s->pfds[i + 2] = (struct pollfd){
 				.fd = c ? c->fd : -1,
-				.events = c && c->out ? POLLOUT : POLLIN };
+				.events = c && c->out.len ? POLLOUT : POLLIN };
 		}
 		n = s->o.max_conns + 2;
 		if (poll(s->pfds, n, -1) < 0) {
