@@ -7,6 +7,7 @@
 
 #include "seacache/csi_vectors.h"
 #include "fuzz_common.h"
+#include "vector_file.h"
 
 void *fuzz_alloc(size_t n)
 {
@@ -97,33 +98,11 @@ unsigned int fuzz_procs(const struct csi_proc_info **procs)
 	return n;
 }
 
-static uint8_t *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf = NULL;
-	long n;
-
-	if (!f)
-		return NULL;
-	n = fseek(f, 0, SEEK_END) ? -1 : ftell(f);
-	if (n >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-		buf = fuzz_alloc((size_t)n);
-		if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
-			free(buf);
-			buf = NULL;
-		}
-		*len = (size_t)n;
-	}
-	fclose(f);
-	return buf;
-}
-
 int fuzz_each_vector(const char *vectors, enum csi_msg m,
 		     int (*fn)(void *ctx, const char *name, const uint8_t *b,
 			       size_t len),
 		     void *ctx)
 {
-	char path[4096];
 	unsigned int i;
 	uint8_t *b;
 	size_t len;
@@ -134,13 +113,9 @@ int fuzz_each_vector(const char *vectors, enum csi_msg m,
 	for (i = 0; i < csi_nvectors && !err; i++) {
 		if (csi_vectors[i].msg != m)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s.bin", vectors,
-			 csi_vectors[i].name);
-		b = read_file(path, &len);
-		if (!b) {
-			fprintf(stderr, "fuzz: cannot read %s\n", path);
+		b = csi_vector_file_read(vectors, csi_vectors[i].name, &len);
+		if (!b)
 			return -1;
-		}
 		err = fn(ctx, csi_vectors[i].name, b, len);
 		free(b);
 	}

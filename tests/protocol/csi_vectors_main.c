@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "seacache/csi_vectors.h"
+#include "vector_file.h"
 
 static void usage(FILE *f)
 {
@@ -17,27 +18,6 @@ static void usage(FILE *f)
 		"                                 decode, and re-encode to themselves\n"
 		"       csi-vectors --write DIR   write DIR/<name>.bin and DIR/README.md\n"
 		"       csi-vectors --list        name, message and size of each vector\n");
-}
-
-static uint8_t *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf = NULL;
-	long n;
-
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
-	    fseek(f, 0, SEEK_SET) == 0) {
-		buf = malloc((size_t)n + 1);
-		if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-			free(buf);
-			buf = NULL;
-		}
-		*len = (size_t)n;
-	}
-	fclose(f);
-	return buf;
 }
 
 static const struct csi_vector *find_vector(const char *name)
@@ -52,7 +32,6 @@ static const struct csi_vector *find_vector(const char *name)
 
 static int check(const char *dir)
 {
-	char path[4096];
 	unsigned int i, failed = 0;
 	struct dirent *de;
 	DIR *d;
@@ -62,10 +41,8 @@ static int check(const char *dir)
 		size_t len;
 		uint8_t *b;
 
-		snprintf(path, sizeof(path), "%s/%s.bin", dir, v->name);
-		b = read_file(path, &len);
+		b = csi_vector_file_read(dir, v->name, &len);
 		if (!b) {
-			fprintf(stderr, "csi-vectors: cannot read %s\n", path);
 			failed++;
 			continue;
 		}

@@ -29,6 +29,7 @@
 #include "csi_random.h"
 #include "csi_to_rpcgen.h"
 #include "seacache/csi_vectors.h"
+#include "vector_file.h"
 
 #define RANDOM_SEED 0x5eacac4e00000000ull
 /* Room for every message of test_limits and test_encode_rejects. */
@@ -68,23 +69,11 @@ static void bytes_free(struct bytes *b)
 
 static struct bytes read_vector(const char *name)
 {
-	struct bytes b = { NULL, 0 };
-	char path[4096];
-	long n = 0;
-	FILE *f;
+	struct bytes b;
 
-	snprintf(path, sizeof(path), "%s/%s.bin", vectors_dir, name);
-	f = fopen(path, "rb");
-	if (!f)
-		fail_msg("cannot open %s", path);
-	if (fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 ||
-	    fseek(f, 0, SEEK_SET))
-		fail_msg("cannot size %s", path);
-	b.len = (size_t)n;
-	b.p = xzalloc(b.len);
-	if (fread(b.p, 1, b.len, f) != b.len)
-		fail_msg("cannot read %s", path);
-	fclose(f);
+	b.p = csi_vector_file_read(vectors_dir, name, &b.len);
+	if (!b.p)
+		fail_msg("no golden vector %s", name);
 	return b;
 }
 
