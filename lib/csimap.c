@@ -156,8 +156,8 @@ static void evict_oldest(struct sc_csimap *m)
 	m->st.evictions++;
 }
 
-void sc_csimap_insert(struct sc_csimap *m, uint64_t file, uint64_t lbn,
-		      const struct sc_hash *h, enum sc_csi_source src)
+uint32_t sc_csimap_insert(struct sc_csimap *m, uint64_t file, uint64_t lbn,
+			  const struct sc_hash *h, enum sc_csi_source src)
 {
 	struct csi_content *c;
 	struct csi_entry *e;
@@ -169,9 +169,10 @@ void sc_csimap_insert(struct sc_csimap *m, uint64_t file, uint64_t lbn,
 		m->st.learnt++;
 	ei = find_entry(m, file, lbn);
 	if (ei != SC_NIL) {
-		if (sc_hash_eq(&m->c[m->e[ei].content].h, h)) {
+		c = &m->c[m->e[ei].content];
+		if (sc_hash_eq(&c->h, h)) {
 			sc_lru_touch(&m->lru, ei);
-			return;
+			return c->sharers;
 		}
 		remove_entry(m, ei);
 		m->st.overwrites++;
@@ -210,6 +211,7 @@ void sc_csimap_insert(struct sc_csimap *m, uint64_t file, uint64_t lbn,
 	m->st.entries++;
 	if (m->on_share)
 		m->on_share(m->ctx, h, c->sharers);
+	return c->sharers;
 }
 
 bool sc_csimap_lookup(struct sc_csimap *m, uint64_t file, uint64_t lbn,

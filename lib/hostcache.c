@@ -112,12 +112,12 @@ enum sc_read_result sc_hostcache_read_hash(struct sc_hostcache *hc,
 int sc_hostcache_fill(struct sc_hostcache *hc, uint64_t file, uint64_t lbn,
 		      const struct sc_hash *h, const void *data)
 {
+	uint32_t sharers;
 	int err;
 
 	sc_mutex_lock(&hc->lock);
-	sc_csimap_insert(hc->map, file, lbn, h, SC_CSI_LEARNT);
-	err = sc_ccache_insert(hc->cache, h, data,
-			       sc_csimap_sharers(hc->map, h));
+	sharers = sc_csimap_insert(hc->map, file, lbn, h, SC_CSI_LEARNT);
+	err = sc_ccache_insert(hc->cache, h, data, sharers);
 	sc_mutex_unlock(&hc->lock);
 	return err;
 }

@@ -64,8 +64,12 @@ struct sc_csimap;
 struct sc_csimap *sc_csimap_create(const struct sc_csimap_config *cfg);
 void sc_csimap_destroy(struct sc_csimap *m);
 
-/* Map (file, lbn) to h; replaces an older mapping of that address. */
-void sc_csimap_insert(struct sc_csimap *m, uint64_t file, uint64_t lbn,
+/*
+ * Map (file, lbn) to h; replaces an older mapping of that address.
+ * Returns how many known addresses hold h now (what sc_csimap_sharers
+ * would say), so a caller that caches h needs no second lookup.
+ */
+uint32_t sc_csimap_insert(struct sc_csimap *m, uint64_t file, uint64_t lbn,
 		      const struct sc_hash *h, enum sc_csi_source src);
 /* The content of (file, lbn) into *h; false if unknown.  Marks it used. */
 bool sc_csimap_lookup(struct sc_csimap *m, uint64_t file, uint64_t lbn,
