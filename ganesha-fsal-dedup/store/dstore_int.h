@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
+/*
+ * Inside the dedup store: on-disk records, the index transaction helpers
+ * (index.c), the container files (containers.c), the data path with its
+ * group commit (data.c), the namespace (namespace.c), the check (fsck.c).
+ *
+ * Keys are big-endian so LMDB orders them numerically; values are in the
+ * host's byte order (a store is not moved between architectures).
+ */
+#ifndef DEDUP_STORE_INT_H
+#define DEDUP_STORE_INT_H
+
+#include <lmdb.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "dstore.h"
+
+#define DSTORE_MAGIC 0x5343445354523031ull	/* "SCDSTR01" */
+#define DSTORE_FORMAT 1
+#define DSTORE_NO_SLOT UINT64_MAX
+/* Writers whose range has a partial block lock its file exclusively. */
+#define DSTORE_WRITE_STRIPES 64
+/* csimap keys carry this much of the hash; lookups confirm via bmap. */
+#define CSIMAP_PREFIX 8
+
+struct super_rec {
+	uint64_t magic;
+	uint32_t format;
+	uint32_t block_size;
+	uint64_t container_size;
+	uint64_t created;
+};
+
+/* meta "cursor": allocation state */
+struct cursor_rec {
+	uint64_t next_ino;
+	uint64_t next_slot;
+};
+
+/* meta "counters": totals kept exact by every transaction */
+struct counter_rec {
+	uint64_t files;
+	uint64_t logical_bytes;
+	uint64_t logical_blocks;
+	uint64_t mapped_blocks;
+	uint64_t chunks;
+	uint64_t dead_slots;
+	uint64_t silent_writes;
+	uint64_t dedup_writes;
+	uint64_t data_writes;
+	uint64_t zero_writes;
+	uint64_t reclaimed_slots;
+};
+
+struct inode_rec {
+	uint32_t type;
+	uint32_t mode;
+	uint32_t nlink;
+	uint32_t uid;
+	uint32_t gid;
+	uint32_t pad;
+	uint64_t size;
+	uint64_t rdev;
+	uint64_t blocks_mapped;
+	uint64_t change;
+	uint64_t parent;	/* directories: the one directory holding it */
+	uint64_t next_cookie;	/* directories */
+	int64_t time_s[4];	/* atime, mtime, ctime, btime */
+	uint32_t time_ns[4];
+	/* symlinks: the target follows, not NUL-terminated */
+};
+
+enum { T_ATIME, T_MTIME, T_CTIME, T_BTIME };
+
+struct chunk_rec {
+	uint64_t slot;
+	uint64_t refs;
+};
+
+struct dstore {
+	char *dir;
+	MDB_env *env;
+	MDB_dbi db_meta, db_inode, db_dirent, db_dircookie, db_bmap,
+		db_chunk, db_csimap, db_dead;
+	uint32_t bsize;
+	unsigned int bshift;
+	uint64_t container_size;
+	uint64_t slots_per_container;
+	bool verify_reads;
+	bool read_only;
+	dstore_log_fn log;
+	void *log_ctx;
+	int lock_fd;
+
+	/* containers.c: slot allocation and container files */
+	pthread_mutex_t cont_lock;
+	int *cont_fds;
+	bool *cont_dirty;
+	size_t n_cont;
+	uint64_t next_slot;
+
+	/* data.c: group commit */
+	pthread_mutex_t commit_lock;
+	pthread_cond_t commit_cond;
+	struct write_intent *queue;
+	struct write_intent **queue_tail;
+	bool committing;
+
+	/*
+	 * Readers hold it shared from the index lookup to the end of their
+	 * chunk reads; reclaim holds it exclusive while punching dead slots,
+	 * so no reader reads a slot punched under it.
+	 */
+	pthread_rwlock_t reclaim_lock;
+	pthread_rwlock_t write_stripe[DSTORE_WRITE_STRIPES];
+
+	/* store.c: the online reclaimer */
+	pthread_t reclaimer;
+	bool reclaimer_running;
+	bool reclaimer_stop;
+	uint32_t reclaim_interval_ms;
+	pthread_mutex_t reclaimer_lock;
+	pthread_cond_t reclaimer_cond;
+
+	pthread_key_t hasher_key;
+	/* counted in memory, folded into the counters by the next commit */
+	_Atomic uint64_t silent_pending;
+	_Atomic uint64_t verify_failures;
+};
+
+void dstore_logf(struct dstore *ds, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+struct sc_hasher *dstore_hasher(struct dstore *ds);
+void dstore_now(struct timespec *ts);
+
+/* index.c: keys, records, and a write transaction that keeps counters */
+struct wtxn {
+	struct dstore *ds;
+	MDB_txn *txn;
+	struct counter_rec c;
+	struct cursor_rec cur;
+};
+
+int idx_err(struct dstore *ds, int rc, const char *what);
+int wtxn_begin(struct dstore *ds, struct wtxn *w);
+/* Commits, or aborts when rc < 0; returns rc or the commit's error. */
+int wtxn_end(struct wtxn *w, int rc);
+int rtxn_begin(struct dstore *ds, MDB_txn **txn);
+
+void key_u64(uint8_t out[8], uint64_t v);
+uint64_t key_get_u64(const uint8_t *p);
+void key_bmap(uint8_t out[16], uint64_t ino, uint64_t lbn);
+void key_csimap(uint8_t out[CSIMAP_PREFIX + 16], const struct sc_hash *h,
+		uint64_t ino, uint64_t lbn);
+
+int meta_get(struct dstore *ds, MDB_txn *txn, const char *name, void *out,
+	     size_t len);
+int meta_put(struct dstore *ds, MDB_txn *txn, const char *name,
+	     const void *v, size_t len);
+
+/* The inode record and, for symlinks, its target (NUL-terminated in tgt). */
+int inode_get(struct dstore *ds, MDB_txn *txn, uint64_t ino,
+	      struct inode_rec *r, char *tgt, size_t tgtlen);
+int inode_put(struct wtxn *w, uint64_t ino, const struct inode_rec *r,
+	      const char *tgt);
+void inode_to_attr(uint64_t ino, const struct inode_rec *r,
+		   struct dstore_attr *a);
+void inode_touch(struct inode_rec *r, unsigned int which_mask);
+uint64_t blocks_of(const struct dstore *ds, uint64_t size);
+
+int bmap_get(struct dstore *ds, MDB_txn *txn, uint64_t ino, uint64_t lbn,
+	     struct sc_hash *h);
+int chunk_get(struct dstore *ds, MDB_txn *txn, const struct sc_hash *h,
+	      struct chunk_rec *c);
+/*
+ * Maps (ino, lbn) to content h (NULL: a hole), keeping references, the
+ * CSI-Map and the counters exact.  slot is where this writer stored h's
+ * data (DSTORE_NO_SLOT if it relied on the chunk being present): unused
+ * slots are marked dead.  -EAGAIN when h is neither stored nor given a slot
+ * (its last reference went away since the writer looked).
+ */
+int block_set(struct wtxn *w, struct inode_rec *ir, uint64_t ino,
+	      uint64_t lbn, const struct sc_hash *h, uint64_t slot);
+/* Unmaps every block at or after first_lbn. */
+int blocks_drop_from(struct wtxn *w, struct inode_rec *ir, uint64_t ino,
+		     uint64_t first_lbn);
+void size_account(struct wtxn *w, uint64_t old_size, uint64_t new_size);
+
+/* containers.c */
+int containers_open(struct dstore *ds);
+void containers_close(struct dstore *ds);
+/* Reserves n consecutive slots; returns the first. */
+uint64_t slots_reserve(struct dstore *ds, uint64_t n);
+/* Reads or writes slots first .. first + n - 1, block i at bufs[i]. */
+int slots_rw(struct dstore *ds, bool wr, uint64_t first, size_t n,
+	     void *const *bufs);
+int slot_punch(struct dstore *ds, uint64_t slot);
+/* fdatasync every container written since the last call. */
+int containers_sync(struct dstore *ds);
+uint64_t containers_disk_bytes(struct dstore *ds);
+
+/* data.c */
+int data_init(struct dstore *ds);
+void data_fini(struct dstore *ds);
+/* The block's bytes (zeros for a hole), verified if configured. */
+int block_read_verified(struct dstore *ds, uint64_t slot,
+			const struct sc_hash *h, void *buf);
+int truncate_locked(struct dstore *ds, uint64_t ino, uint64_t size,
+		    struct wtxn *w, struct inode_rec *ir);
+pthread_rwlock_t *write_stripe(struct dstore *ds, uint64_t ino);
+
+#endif /* DEDUP_STORE_INT_H */

@@ -1,0 +1,452 @@
+// SPDX-License-Identifier: LGPL-3.0-or-later
+/*
+ * The index: record helpers and the one place that maps a block to a
+ * content (block_set), so references, CSI-Map entries and counters cannot
+ * drift apart.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "dstore_int.h"
+
+int idx_err(struct dstore *ds, int rc, const char *what)
+{
+	if (rc == 0)
+		return 0;
+	if (rc == MDB_NOTFOUND)
+		return -ENOENT;
+	if (rc == MDB_MAP_FULL) {
+		dstore_logf(ds, DSTORE_LOG_ERROR,
+			    "%s: the index is full; raise Index_Map_Size in the DEDUP block and restart",
+			    what);
+		return -ENOSPC;
+	}
+	if (rc == MDB_READERS_FULL) {
+		dstore_logf(ds, DSTORE_LOG_ERROR,
+			    "%s: too many concurrent readers; raise Max_Readers in the DEDUP block",
+			    what);
+		return -EAGAIN;
+	}
+	if (rc > 0) {
+		dstore_logf(ds, DSTORE_LOG_ERROR, "%s: %s", what,
+			    mdb_strerror(rc));
+		return rc < 1000 ? -rc : -EIO;
+	}
+	return rc;
+}
+
+int rtxn_begin(struct dstore *ds, MDB_txn **txn)
+{
+	return idx_err(ds, mdb_txn_begin(ds->env, NULL, MDB_RDONLY, txn),
+		       "index read");
+}
+
+int wtxn_begin(struct dstore *ds, struct wtxn *w)
+{
+	int rc;
+
+	if (ds->read_only)
+		return -EROFS;
+	memset(w, 0, sizeof(*w));
+	w->ds = ds;
+	rc = idx_err(ds, mdb_txn_begin(ds->env, NULL, 0, &w->txn),
+		     "index write");
+	if (rc)
+		return rc;
+	rc = meta_get(ds, w->txn, "counters", &w->c, sizeof(w->c));
+	if (!rc)
+		rc = meta_get(ds, w->txn, "cursor", &w->cur, sizeof(w->cur));
+	if (rc) {
+		mdb_txn_abort(w->txn);
+		return rc;
+	}
+	w->c.silent_writes += atomic_exchange(&ds->silent_pending, 0);
+	return 0;
+}
+
+int wtxn_end(struct wtxn *w, int rc)
+{
+	struct dstore *ds = w->ds;
+
+	if (rc >= 0) {
+		rc = meta_put(ds, w->txn, "counters", &w->c, sizeof(w->c));
+		if (!rc)
+			rc = meta_put(ds, w->txn, "cursor", &w->cur,
+				      sizeof(w->cur));
+	}
+	if (rc < 0) {
+		mdb_txn_abort(w->txn);
+		return rc;
+	}
+	return idx_err(ds, mdb_txn_commit(w->txn), "index commit");
+}
+
+void key_u64(uint8_t out[8], uint64_t v)
+{
+	for (int i = 7; i >= 0; i--, v >>= 8)
+		out[i] = (uint8_t)v;
+}
+
+uint64_t key_get_u64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+void key_bmap(uint8_t out[16], uint64_t ino, uint64_t lbn)
+{
+	key_u64(out, ino);
+	key_u64(out + 8, lbn);
+}
+
+void key_csimap(uint8_t out[CSIMAP_PREFIX + 16], const struct sc_hash *h,
+		uint64_t ino, uint64_t lbn)
+{
+	memcpy(out, h->b, CSIMAP_PREFIX);
+	key_bmap(out + CSIMAP_PREFIX, ino, lbn);
+}
+
+int meta_get(struct dstore *ds, MDB_txn *txn, const char *name, void *out,
+	     size_t len)
+{
+	MDB_val k = { strlen(name), (void *)name }, v;
+	int rc = mdb_get(txn, ds->db_meta, &k, &v);
+
+	if (rc)
+		return idx_err(ds, rc, name);
+	if (v.mv_size != len) {
+		dstore_logf(ds, DSTORE_LOG_ERROR,
+			    "index record '%s' has %zu bytes, expected %zu: run seacachectl fsck",
+			    name, v.mv_size, len);
+		return -EUCLEAN;
+	}
+	memcpy(out, v.mv_data, len);
+	return 0;
+}
+
+int meta_put(struct dstore *ds, MDB_txn *txn, const char *name,
+	     const void *val, size_t len)
+{
+	MDB_val k = { strlen(name), (void *)name }, v = { len, (void *)val };
+
+	return idx_err(ds, mdb_put(txn, ds->db_meta, &k, &v, 0), name);
+}
+
+int inode_get(struct dstore *ds, MDB_txn *txn, uint64_t ino,
+	      struct inode_rec *r, char *tgt, size_t tgtlen)
+{
+	uint8_t kb[8];
+	MDB_val k = { sizeof(kb), kb }, v;
+	size_t tl;
+	int rc;
+
+	key_u64(kb, ino);
+	rc = mdb_get(txn, ds->db_inode, &k, &v);
+	if (rc == MDB_NOTFOUND)
+		return -ESTALE;
+	if (rc)
+		return idx_err(ds, rc, "inode");
+	if (v.mv_size < sizeof(*r)) {
+		dstore_logf(ds, DSTORE_LOG_ERROR,
+			    "inode %llu: short record: run seacachectl fsck",
+			    (unsigned long long)ino);
+		return -EUCLEAN;
+	}
+	memcpy(r, v.mv_data, sizeof(*r));
+	if (tgt) {
+		tl = v.mv_size - sizeof(*r);
+		if (tl >= tgtlen)
+			return -ENAMETOOLONG;
+		memcpy(tgt, (const uint8_t *)v.mv_data + sizeof(*r), tl);
+		tgt[tl] = '\0';
+	}
+	return 0;
+}
+
+/* tgt NULL keeps a symlink's target as it is. */
+int inode_put(struct wtxn *w, uint64_t ino, const struct inode_rec *r,
+	      const char *tgt)
+{
+	char old[DSTORE_SYMLINK_MAX + 1];
+	struct inode_rec cur;
+	uint8_t kb[8];
+	size_t tl;
+	MDB_val k = { sizeof(kb), kb }, v;
+	int rc;
+
+	if (!tgt && r->type == DSTORE_SYMLINK) {
+		rc = inode_get(w->ds, w->txn, ino, &cur, old, sizeof(old));
+		if (rc)
+			return rc;
+		tgt = old;
+	}
+	tl = tgt ? strlen(tgt) : 0;
+	v.mv_size = sizeof(*r) + tl;
+	key_u64(kb, ino);
+	rc = mdb_put(w->txn, w->ds->db_inode, &k, &v, MDB_RESERVE);
+	if (rc)
+		return idx_err(w->ds, rc, "inode");
+	memcpy(v.mv_data, r, sizeof(*r));
+	if (tl)
+		memcpy((uint8_t *)v.mv_data + sizeof(*r), tgt, tl);
+	return 0;
+}
+
+void inode_to_attr(uint64_t ino, const struct inode_rec *r,
+		   struct dstore_attr *a)
+{
+	struct timespec *t[4] = { &a->atime, &a->mtime, &a->ctime, &a->btime };
+
+	memset(a, 0, sizeof(*a));
+	a->ino = ino;
+	a->type = r->type;
+	a->mode = r->mode;
+	a->nlink = r->nlink;
+	a->uid = r->uid;
+	a->gid = r->gid;
+	a->size = r->size;
+	a->rdev = r->rdev;
+	a->blocks_mapped = r->blocks_mapped;
+	a->change = r->change;
+	for (int i = 0; i < 4; i++) {
+		t[i]->tv_sec = r->time_s[i];
+		t[i]->tv_nsec = r->time_ns[i];
+	}
+}
+
+/* Sets the times in which_mask (1 << T_*) to now and moves the change id. */
+void inode_touch(struct inode_rec *r, unsigned int which_mask)
+{
+	struct timespec now;
+
+	dstore_now(&now);
+	for (int i = 0; i < 4; i++) {
+		if (which_mask & (1u << i)) {
+			r->time_s[i] = now.tv_sec;
+			r->time_ns[i] = (uint32_t)now.tv_nsec;
+		}
+	}
+	r->change++;
+}
+
+uint64_t blocks_of(const struct dstore *ds, uint64_t size)
+{
+	return (size + ds->bsize - 1) >> ds->bshift;
+}
+
+void size_account(struct wtxn *w, uint64_t old_size, uint64_t new_size)
+{
+	w->c.logical_bytes += new_size - old_size;
+	w->c.logical_blocks += blocks_of(w->ds, new_size) -
+			       blocks_of(w->ds, old_size);
+}
+
+int bmap_get(struct dstore *ds, MDB_txn *txn, uint64_t ino, uint64_t lbn,
+	     struct sc_hash *h)
+{
+	uint8_t kb[16];
+	MDB_val k = { sizeof(kb), kb }, v;
+	int rc;
+
+	key_bmap(kb, ino, lbn);
+	rc = mdb_get(txn, ds->db_bmap, &k, &v);
+	if (rc == MDB_NOTFOUND)
+		return -ENODATA;
+	if (rc)
+		return idx_err(ds, rc, "block map");
+	if (v.mv_size != SC_HASH_LEN)
+		return -EUCLEAN;
+	memcpy(h->b, v.mv_data, SC_HASH_LEN);
+	return 0;
+}
+
+int chunk_get(struct dstore *ds, MDB_txn *txn, const struct sc_hash *h,
+	      struct chunk_rec *c)
+{
+	MDB_val k = { SC_HASH_LEN, (void *)h->b }, v;
+	int rc = mdb_get(txn, ds->db_chunk, &k, &v);
+
+	if (rc == MDB_NOTFOUND)
+		return -ENOENT;
+	if (rc)
+		return idx_err(ds, rc, "chunk index");
+	if (v.mv_size != sizeof(*c))
+		return -EUCLEAN;
+	memcpy(c, v.mv_data, sizeof(*c));
+	return 0;
+}
+
+static int chunk_put(struct wtxn *w, const struct sc_hash *h,
+		     const struct chunk_rec *c)
+{
+	MDB_val k = { SC_HASH_LEN, (void *)h->b }, v = { sizeof(*c), (void *)c };
+
+	return idx_err(w->ds, mdb_put(w->txn, w->ds->db_chunk, &k, &v, 0),
+		       "chunk index");
+}
+
+static int slot_mark_dead(struct wtxn *w, uint64_t slot)
+{
+	uint8_t kb[8];
+	MDB_val k = { sizeof(kb), kb }, v = { 0, NULL };
+	int rc;
+
+	key_u64(kb, slot);
+	rc = mdb_put(w->txn, w->ds->db_dead, &k, &v, MDB_NOOVERWRITE);
+	if (rc == MDB_KEYEXIST)
+		return 0;
+	if (!rc)
+		w->c.dead_slots++;
+	return idx_err(w->ds, rc, "dead slots");
+}
+
+/* One reference less on h; the chunk dies with its last one. */
+static int chunk_unref(struct wtxn *w, const struct sc_hash *h)
+{
+	struct chunk_rec c;
+	MDB_val k = { SC_HASH_LEN, (void *)h->b };
+	int rc = chunk_get(w->ds, w->txn, h, &c);
+
+	if (rc == -ENOENT) {
+		dstore_logf(w->ds, DSTORE_LOG_ERROR,
+			    "a block referenced a chunk that is not stored: run seacachectl fsck");
+		return -EUCLEAN;
+	}
+	if (rc)
+		return rc;
+	if (--c.refs > 0)
+		return chunk_put(w, h, &c);
+	rc = idx_err(w->ds, mdb_del(w->txn, w->ds->db_chunk, &k, NULL),
+		     "chunk index");
+	if (rc)
+		return rc;
+	w->c.chunks--;
+	return slot_mark_dead(w, c.slot);
+}
+
+/* One reference more on h, storing it in slot if it is new. */
+static int chunk_ref(struct wtxn *w, const struct sc_hash *h, uint64_t slot)
+{
+	struct chunk_rec c;
+	int rc = chunk_get(w->ds, w->txn, h, &c);
+
+	if (rc == 0) {
+		c.refs++;
+		rc = chunk_put(w, h, &c);
+		w->c.dedup_writes++;
+		/* another writer stored the same content first */
+		if (!rc && slot != DSTORE_NO_SLOT)
+			rc = slot_mark_dead(w, slot);
+		return rc;
+	}
+	if (rc != -ENOENT)
+		return rc;
+	if (slot == DSTORE_NO_SLOT)
+		return -EAGAIN;
+	c.slot = slot;
+	c.refs = 1;
+	w->c.chunks++;
+	w->c.data_writes++;
+	return chunk_put(w, h, &c);
+}
+
+static int csimap_set(struct wtxn *w, const struct sc_hash *h, uint64_t ino,
+		      uint64_t lbn, bool present)
+{
+	uint8_t kb[CSIMAP_PREFIX + 16];
+	MDB_val k = { sizeof(kb), kb }, v = { 0, NULL };
+	int rc;
+
+	key_csimap(kb, h, ino, lbn);
+	if (present)
+		rc = mdb_put(w->txn, w->ds->db_csimap, &k, &v, 0);
+	else
+		rc = mdb_del(w->txn, w->ds->db_csimap, &k, NULL);
+	return idx_err(w->ds, rc, "CSI-Map");
+}
+
+int block_set(struct wtxn *w, struct inode_rec *ir, uint64_t ino,
+	      uint64_t lbn, const struct sc_hash *h, uint64_t slot)
+{
+	struct dstore *ds = w->ds;
+	struct sc_hash old;
+	uint8_t kb[16];
+	MDB_val k = { sizeof(kb), kb }, v;
+	bool had;
+	int rc = bmap_get(ds, w->txn, ino, lbn, &old);
+
+	if (rc && rc != -ENODATA)
+		return rc;
+	had = rc == 0;
+	if (had && h && sc_hash_eq(&old, h)) {
+		/* silent: same content; a slot this writer filled is unused */
+		w->c.silent_writes++;
+		return slot == DSTORE_NO_SLOT ? 0 : slot_mark_dead(w, slot);
+	}
+	if (h) {
+		rc = chunk_ref(w, h, slot);
+		if (rc)
+			return rc;
+	}
+	if (had) {
+		rc = chunk_unref(w, &old);
+		if (!rc)
+			rc = csimap_set(w, &old, ino, lbn, false);
+		if (rc)
+			return rc;
+	}
+	key_bmap(kb, ino, lbn);
+	if (!h) {
+		if (!had)
+			return 0;
+		ir->blocks_mapped--;
+		w->c.mapped_blocks--;
+		return idx_err(ds, mdb_del(w->txn, ds->db_bmap, &k, NULL),
+			       "block map");
+	}
+	v.mv_size = SC_HASH_LEN;
+	v.mv_data = (void *)h->b;
+	rc = idx_err(ds, mdb_put(w->txn, ds->db_bmap, &k, &v, 0), "block map");
+	if (rc)
+		return rc;
+	if (!had) {
+		ir->blocks_mapped++;
+		w->c.mapped_blocks++;
+	}
+	return csimap_set(w, h, ino, lbn, true);
+}
+
+int blocks_drop_from(struct wtxn *w, struct inode_rec *ir, uint64_t ino,
+		     uint64_t first_lbn)
+{
+	struct dstore *ds = w->ds;
+	MDB_cursor *cur;
+	uint8_t kb[16];
+	MDB_val k = { sizeof(kb), kb }, v;
+	uint64_t lbn;
+	int rc;
+
+	if (ir->blocks_mapped == 0)
+		return 0;
+	rc = idx_err(ds, mdb_cursor_open(w->txn, ds->db_bmap, &cur), "cursor");
+	if (rc)
+		return rc;
+	key_bmap(kb, ino, first_lbn);
+	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	while (rc == 0 && k.mv_size == 16 && key_get_u64(k.mv_data) == ino) {
+		lbn = key_get_u64((const uint8_t *)k.mv_data + 8);
+		/* block_set moves the tree under the cursor: find again */
+		rc = block_set(w, ir, ino, lbn, NULL, DSTORE_NO_SLOT);
+		if (rc)
+			break;
+		k.mv_size = sizeof(kb);
+		k.mv_data = kb;
+		key_bmap(kb, ino, lbn + 1);
+		rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND ? 0 : idx_err(ds, rc, "block map");
+}

@@ -1,0 +1,616 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The dedup store on its own (no Ganesha): namespace semantics, data round
+ * trips through every block case, dedup and silent-write accounting,
+ * reclamation, persistence, corruption detection, fsck and repair, and
+ * concurrent writers.  Runs under ASan/UBSan too.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <seacache/prng.h>
+
+#include "dstore.h"
+#include "dstore_int.h"
+
+#define BS 4096u
+
+struct fixture {
+	char dir[64];
+	struct dstore *ds;
+	struct dstore_params p;
+	unsigned int log_errors;
+};
+
+static void count_log(void *ctx, int level, const char *msg)
+{
+	struct fixture *f = ctx;
+
+	(void)msg;
+	if (level <= DSTORE_LOG_WARN)
+		f->log_errors++;
+}
+
+static void store_reopen(struct fixture *f)
+{
+	char err[256];
+
+	dstore_close(f->ds);
+	f->ds = NULL;
+	assert_int_equal(dstore_open(f->dir, &f->p, &f->ds, err, sizeof(err)), 0);
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	char err[256];
+
+	strcpy(f->dir, "/tmp/dstore-test-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	dstore_params_default(&f->p);
+	f->p.map_size = 256ull << 20;
+	f->p.container_size = 1ull << 20;	/* many containers */
+	f->p.reclaim_interval_ms = 0;		/* reclaim when a test says */
+	f->p.log = count_log;
+	f->p.log_ctx = f;
+	assert_int_equal(dstore_open(f->dir, &f->p, &f->ds, err, sizeof(err)), 0);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[128];
+
+	dstore_close(f->ds);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
+	assert_int_equal(system(cmd), 0);
+	free(f);
+	return 0;
+}
+
+static uint64_t mkfile(struct fixture *f, uint64_t dir, const char *name)
+{
+	struct dstore_new n = { .type = DSTORE_REG, .mode = 0644 };
+	struct dstore_attr a;
+
+	assert_int_equal(dstore_create(f->ds, dir, name, &n, &a), 0);
+	return a.ino;
+}
+
+static uint64_t mkdir_(struct fixture *f, uint64_t dir, const char *name)
+{
+	struct dstore_new n = { .type = DSTORE_DIR, .mode = 0755 };
+	struct dstore_attr a;
+
+	assert_int_equal(dstore_create(f->ds, dir, name, &n, &a), 0);
+	return a.ino;
+}
+
+static void fill(uint8_t *b, size_t len, uint64_t seed)
+{
+	struct sc_prng r;
+
+	sc_prng_seed(&r, seed);
+	sc_prng_fill(&r, b, len);
+}
+
+static void put(struct fixture *f, uint64_t ino, uint64_t off,
+		const void *b, size_t len)
+{
+	assert_int_equal(dstore_write(f->ds, ino, off, b, len, false, NULL),
+			 (ssize_t)len);
+}
+
+static void expect(struct fixture *f, uint64_t ino, uint64_t off,
+		   const uint8_t *want, size_t len)
+{
+	uint8_t *got = malloc(len + 1);
+	bool eof;
+
+	assert_int_equal(dstore_read(f->ds, ino, off, got, len, &eof),
+			 (ssize_t)len);
+	assert_memory_equal(got, want, len);
+	free(got);
+}
+
+static void fsck_clean(struct fixture *f)
+{
+	struct dstore_fsck_report r;
+
+	assert_int_equal(dstore_fsck(f->ds, 0, &r), 0);
+	assert_int_equal(r.problems, 0);
+}
+
+static void test_namespace(void **state)
+{
+	struct fixture *f = *state;
+	struct dstore_new sl = { .type = DSTORE_SYMLINK, .mode = 0777,
+				 .symlink = "target/path" };
+	struct dstore_attr a;
+	uint64_t d = mkdir_(f, DSTORE_ROOT_INO, "d");
+	uint64_t x = mkfile(f, d, "x");
+	char buf[64];
+
+	assert_int_equal(dstore_create(f->ds, d, "x", &(struct dstore_new){
+		.type = DSTORE_REG }, &a), -EEXIST);
+	assert_int_equal(a.ino, x);
+	assert_int_equal(dstore_lookup(f->ds, d, "nope", &a), -ENOENT);
+	assert_int_equal(dstore_lookup(f->ds, x, "y", &a), -ENOTDIR);
+	assert_int_equal(dstore_create(f->ds, d, "..", &sl, &a), -EINVAL);
+	assert_int_equal(dstore_create(f->ds, d, "l", &sl, &a), 0);
+	assert_int_equal(dstore_readlink(f->ds, a.ino, buf, sizeof(buf)), 11);
+	assert_string_equal(buf, "target/path");
+	/* setattr of a symlink keeps its target */
+	assert_int_equal(dstore_setattr(f->ds, a.ino, &(struct dstore_attr){
+		.mode = 0700 }, DSTORE_SET_MODE, NULL), 0);
+	assert_int_equal(dstore_readlink(f->ds, a.ino, buf, sizeof(buf)), 11);
+
+	assert_int_equal(dstore_link(f->ds, x, DSTORE_ROOT_INO, "x2"), 0);
+	assert_int_equal(dstore_getattr(f->ds, x, &a), 0);
+	assert_int_equal(a.nlink, 2);
+	assert_int_equal(dstore_link(f->ds, d, DSTORE_ROOT_INO, "d2"), -EPERM);
+	assert_int_equal(dstore_remove(f->ds, DSTORE_ROOT_INO, "d"), -ENOTEMPTY);
+	assert_int_equal(dstore_getattr(f->ds, DSTORE_ROOT_INO, &a), 0);
+	assert_int_equal(a.nlink, 3);
+
+	/* rename: over a file, dir over non-empty dir, into itself */
+	uint64_t y = mkfile(f, d, "y");
+
+	assert_int_equal(dstore_rename(f->ds, d, "y", d, "x"), 0);
+	assert_int_equal(dstore_lookup(f->ds, d, "x", &a), 0);
+	assert_int_equal(a.ino, y);
+	assert_int_equal(dstore_getattr(f->ds, x, &a), 0);
+	assert_int_equal(a.nlink, 1);	/* still linked as /x2 */
+	uint64_t e = mkdir_(f, DSTORE_ROOT_INO, "e");
+
+	assert_int_equal(dstore_rename(f->ds, DSTORE_ROOT_INO, "e",
+				       DSTORE_ROOT_INO, "d"), -ENOTEMPTY);
+	assert_int_equal(dstore_rename(f->ds, DSTORE_ROOT_INO, "x2",
+				       DSTORE_ROOT_INO, "e"), -EISDIR);
+	assert_int_equal(dstore_rename(f->ds, DSTORE_ROOT_INO, "e", d, "x"),
+			 -ENOTDIR);
+	assert_int_equal(dstore_rename(f->ds, DSTORE_ROOT_INO, "d", d, "sub"),
+			 -EINVAL);
+	assert_int_equal(dstore_rename(f->ds, DSTORE_ROOT_INO, "e", d, "e"), 0);
+	assert_int_equal(dstore_getattr(f->ds, d, &a), 0);
+	assert_int_equal(a.nlink, 3);
+	assert_int_equal(dstore_rename(f->ds, d, "e", d, "e"), 0);
+	assert_int_equal(dstore_remove(f->ds, d, "e"), 0);
+	assert_int_equal(dstore_getattr(f->ds, e, &a), -ESTALE);
+	fsck_clean(f);
+}
+
+struct names {
+	unsigned int seen[3000];
+	unsigned int count;
+	unsigned int stop_after;
+	uint64_t last;
+};
+
+static int collect(void *ctx, const char *name, uint64_t ino, uint64_t cookie)
+{
+	struct names *n = ctx;
+
+	(void)ino;
+	if (n->stop_after && n->count == n->stop_after)
+		return 1;
+	assert_true(cookie >= DSTORE_COOKIE_FIRST);
+	n->seen[atoi(name + 1)]++;
+	n->count++;
+	n->last = cookie;
+	return 0;
+}
+
+static void test_readdir_cookies(void **state)
+{
+	struct fixture *f = *state;
+	struct names n = { .stop_after = 100 };
+	char name[16];
+	bool eof = false;
+	unsigned int total = 0;
+
+	for (int i = 0; i < 2000; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		mkfile(f, DSTORE_ROOT_INO, name);
+	}
+	/* remove some and add some between calls: every survivor once */
+	for (int call = 0; !eof; call++) {
+		n.count = 0;
+		assert_int_equal(dstore_readdir(f->ds, DSTORE_ROOT_INO, n.last,
+						collect, &n, &eof), 0);
+		total += n.count;
+		if (call == 3) {
+			assert_int_equal(dstore_remove(f->ds, DSTORE_ROOT_INO,
+						       "f1999"), 0);
+			mkfile(f, DSTORE_ROOT_INO, "f2500");
+		}
+	}
+	assert_int_equal(n.seen[1999], 0);
+	assert_int_equal(n.seen[2500], 1);
+	for (int i = 0; i < 1999; i++)
+		assert_int_equal(n.seen[i], 1);
+	assert_int_equal(total, 2000);
+}
+
+static void test_data_cases(void **state)
+{
+	struct fixture *f = *state;
+	size_t sizes[] = { 0, 1, 4095, 4096, 4097, (1u << 20) + 1, 3 * BS + 17 };
+	size_t max = (1u << 20) + 1;
+	uint8_t *b = malloc(max), *z = calloc(1, 4 * BS);
+	struct dstore_attr a;
+	char name[16];
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		snprintf(name, sizeof(name), "s%zu", i);
+		uint64_t ino = mkfile(f, DSTORE_ROOT_INO, name);
+
+		fill(b, sizes[i], i);
+		put(f, ino, 0, b, sizes[i]);
+		assert_int_equal(dstore_getattr(f->ds, ino, &a), 0);
+		assert_int_equal(a.size, sizes[i]);
+		expect(f, ino, 0, b, sizes[i]);
+	}
+	/* partial overwrite inside, across and past blocks */
+	uint64_t ino = mkfile(f, DSTORE_ROOT_INO, "p");
+	uint8_t *ref = calloc(1, 8 * BS);
+
+	fill(b, 8 * BS, 99);
+	put(f, ino, 0, b, 4 * BS);
+	memcpy(ref, b, 4 * BS);
+	put(f, ino, 100, b + 5 * BS, 10);
+	memcpy(ref + 100, b + 5 * BS, 10);
+	put(f, ino, BS - 5, b + 6 * BS, 2 * BS + 10);
+	memcpy(ref + BS - 5, b + 6 * BS, 2 * BS + 10);
+	put(f, ino, 6 * BS + 7, b, 9);	/* leaves a hole before it */
+	memcpy(ref + 6 * BS + 7, b, 9);
+	expect(f, ino, 0, ref, 6 * BS + 16);
+	/* an unaligned read across a hole */
+	expect(f, ino, 3 * BS + 11, ref + 3 * BS + 11, 3 * BS);
+
+	/* zeros are holes; truncate zeroes the tail; extension reads zeros */
+	put(f, ino, BS, z, BS);
+	memset(ref + BS, 0, BS);
+	assert_int_equal(dstore_getattr(f->ds, ino, &a), 0);
+	assert_int_equal(a.blocks_mapped, 4);	/* 0, 2, 3, 6 */
+	assert_int_equal(dstore_setattr(f->ds, ino, &(struct dstore_attr){
+		.size = 2 * BS + 3 }, DSTORE_SET_SIZE, &a), 0);
+	assert_int_equal(a.size, 2 * BS + 3);
+	assert_int_equal(dstore_setattr(f->ds, ino, &(struct dstore_attr){
+		.size = 5 * BS }, DSTORE_SET_SIZE, &a), 0);
+	memset(ref + 2 * BS + 3, 0, 3 * BS);
+	expect(f, ino, 0, ref, 5 * BS);
+	assert_int_equal(a.blocks_mapped, 2);
+	/* a write into the file's last block past the end keeps zeros */
+	put(f, ino, 5 * BS + 100, b, 1);
+	ref[5 * BS + 100] = b[0];
+	expect(f, ino, 0, ref, 5 * BS + 101);
+	free(ref);
+	free(b);
+	free(z);
+	fsck_clean(f);
+}
+
+static void test_dedup_silent_reclaim(void **state)
+{
+	struct fixture *f = *state;
+	size_t len = 64 * BS;
+	uint8_t *img = malloc(len), *other = malloc(len);
+	struct dstore_stats st, st2;
+	uint64_t ino[4];
+	char name[16];
+
+	fill(img, len, 7);
+	memcpy(img + 10 * BS, img, BS);		/* a repeated block */
+	memset(img + 20 * BS, 0, 3 * BS);	/* a zero run */
+	fill(other, len, 8);
+	for (int i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), "clone%d", i);
+		ino[i] = mkfile(f, DSTORE_ROOT_INO, name);
+		put(f, ino[i], 0, img, len);
+	}
+	assert_int_equal(dstore_stats(f->ds, &st), 0);
+	assert_int_equal(st.chunks, 64 - 1 - 3);
+	assert_int_equal(st.mapped_blocks, 4 * (64 - 3));
+	assert_int_equal(st.logical_bytes, 4 * len);
+	assert_int_equal(st.physical_bytes, 60 * BS);
+	assert_int_equal(st.data_writes, 60);
+
+	/* the same content again: silent, nothing moves */
+	put(f, ino[0], 0, img, len);
+	assert_int_equal(dstore_stats(f->ds, &st2), 0);
+	assert_int_equal(st2.silent_writes - st.silent_writes, 64);
+	assert_int_equal(st2.data_writes, st.data_writes);
+	assert_int_equal(st2.dedup_writes, st.dedup_writes);
+
+	/* the zero run is holes */
+	struct sc_hash h;
+
+	assert_int_equal(dstore_block_hash(f->ds, ino[2], 21, &h), -ENODATA);
+
+	/* overwrite, truncate and unlink: space comes back */
+	put(f, ino[0], 0, other, len);
+	assert_int_equal(dstore_setattr(f->ds, ino[1], &(struct dstore_attr){
+		.size = 0 }, DSTORE_SET_SIZE, NULL), 0);
+	assert_int_equal(dstore_remove(f->ds, DSTORE_ROOT_INO, "clone2"), 0);
+	assert_int_equal(dstore_remove(f->ds, DSTORE_ROOT_INO, "clone3"), 0);
+	assert_int_equal(dstore_stats(f->ds, &st), 0);
+	assert_int_equal(st.chunks, 64);	/* only "other" is left */
+	assert_int_equal(st.dead_slots, 60);
+	assert_int_equal(dstore_reclaim(f->ds), 60);
+	assert_int_equal(dstore_stats(f->ds, &st2), 0);
+	assert_int_equal(st2.dead_slots, 0);
+	assert_true(st2.container_bytes <= st.container_bytes - 60 * BS + BS);
+	expect(f, ino[0], 0, other, len);
+	fsck_clean(f);
+	free(img);
+	free(other);
+}
+
+static int count_holder(void *ctx, uint64_t ino, uint64_t lbn)
+{
+	(void)ino;
+	(void)lbn;
+	(*(int *)ctx)++;
+	return 0;
+}
+
+static void test_csimap(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t b[2 * BS];
+	struct sc_hash h;
+	int n = 0;
+	uint64_t a = mkfile(f, DSTORE_ROOT_INO, "a");
+	uint64_t c = mkfile(f, DSTORE_ROOT_INO, "c");
+
+	fill(b, BS, 1);
+	memcpy(b + BS, b, BS);
+	put(f, a, 0, b, 2 * BS);
+	put(f, c, 7 * BS, b, BS);
+	assert_int_equal(dstore_block_hash(f->ds, c, 7, &h), 0);
+	assert_int_equal(dstore_csimap_lookup(f->ds, &h, 10, count_holder, &n), 3);
+	assert_int_equal(n, 3);
+	n = 0;
+	assert_int_equal(dstore_csimap_lookup(f->ds, &h, 2, count_holder, &n), 2);
+	put(f, a, BS, (uint8_t[BS]){ 1 }, BS);
+	n = 0;
+	assert_int_equal(dstore_csimap_lookup(f->ds, &h, 10, count_holder, &n), 2);
+}
+
+static void test_persistence(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t b[3 * BS + 5];
+	struct dstore_attr a, a2;
+	uint64_t d = mkdir_(f, DSTORE_ROOT_INO, "dir");
+	uint64_t x = mkfile(f, d, "x");
+
+	fill(b, sizeof(b), 3);
+	put(f, x, 0, b, sizeof(b));
+	assert_int_equal(dstore_getattr(f->ds, x, &a), 0);
+	store_reopen(f);
+	assert_int_equal(dstore_lookup(f->ds, d, "x", &a2), 0);
+	assert_int_equal(a2.ino, x);
+	assert_int_equal(a2.size, a.size);
+	assert_int_equal(a2.change, a.change);
+	expect(f, x, 0, b, sizeof(b));
+	/* new inodes never reuse numbers */
+	assert_true(mkfile(f, d, "y") > x);
+	fsck_clean(f);
+}
+
+static void test_bad_params(void **state)
+{
+	struct fixture *f = *state;
+	struct dstore_params p = f->p;
+	struct dstore *ds;
+	char err[256];
+
+	p.block_size = 5000;
+	assert_int_equal(dstore_open(f->dir, &p, &ds, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "Block_Size"));
+	/* a second writer is refused while the store is open */
+	p = f->p;
+	assert_int_equal(dstore_open(f->dir, &p, &ds, err, sizeof(err)), -EBUSY);
+	assert_non_null(strstr(err, "in use"));
+	/* a store's block size cannot change */
+	dstore_close(f->ds);
+	p.block_size = 8192;
+	assert_int_equal(dstore_open(f->dir, &p, &ds, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "Block_Size = 4096"));
+	p.block_size = 4096;
+	assert_int_equal(dstore_open(f->dir, &p, &f->ds, err, sizeof(err)), 0);
+}
+
+static void corrupt_container(struct fixture *f, uint64_t slot)
+{
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/containers/%08llu.dat", f->dir,
+		 (unsigned long long)(slot / (f->p.container_size / BS)));
+	fd = open(path, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, "X", 1,
+				(off_t)(slot % (f->p.container_size / BS)) * BS + 9), 1);
+	close(fd);
+}
+
+static void test_corruption(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t b[4 * BS], got[4 * BS];
+	struct dstore_fsck_report r;
+	struct chunk_rec c;
+	struct sc_hash h;
+	MDB_txn *txn;
+	bool eof;
+	uint64_t x = mkfile(f, DSTORE_ROOT_INO, "x");
+
+	fill(b, sizeof(b), 5);
+	put(f, x, 0, b, sizeof(b));
+	assert_int_equal(dstore_block_hash(f->ds, x, 2, &h), 0);
+	assert_int_equal(rtxn_begin(f->ds, &txn), 0);
+	assert_int_equal(chunk_get(f->ds, txn, &h, &c), 0);
+	mdb_txn_abort(txn);
+	corrupt_container(f, c.slot);
+	f->log_errors = 0;
+	assert_int_equal(dstore_read(f->ds, x, 0, got, sizeof(got), &eof), -EIO);
+	assert_true(f->log_errors > 0);
+	/* the other blocks still read */
+	assert_int_equal(dstore_read(f->ds, x, 0, got, 2 * BS, &eof), 2 * BS);
+	assert_memory_equal(got, b, 2 * BS);
+	assert_int_equal(dstore_fsck(f->ds, 0, &r), 0);
+	assert_int_equal(r.problems, 1);
+	/* repair cannot invent the data: still reported */
+	assert_int_equal(dstore_fsck(f->ds, DSTORE_FSCK_REPAIR, &r), 0);
+	assert_int_equal(r.problems, 1);
+	assert_int_equal(r.repaired, 0);
+}
+
+static void test_fsck_repair(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t b[4 * BS];
+	struct dstore_fsck_report r;
+	struct inode_rec ir;
+	struct chunk_rec c;
+	struct sc_hash h;
+	struct wtxn w;
+	uint64_t x = mkfile(f, DSTORE_ROOT_INO, "x");
+
+	fill(b, sizeof(b), 6);
+	put(f, x, 0, b, sizeof(b));
+	assert_int_equal(dstore_block_hash(f->ds, x, 1, &h), 0);
+	/* break a reference count, a link count and a CSI-Map entry */
+	assert_int_equal(wtxn_begin(f->ds, &w), 0);
+	assert_int_equal(chunk_get(f->ds, w.txn, &h, &c), 0);
+	c.refs = 5;
+	MDB_val k = { SC_HASH_LEN, h.b }, v = { sizeof(c), &c };
+
+	assert_int_equal(mdb_put(w.txn, f->ds->db_chunk, &k, &v, 0), 0);
+	assert_int_equal(inode_get(f->ds, w.txn, x, &ir, NULL, 0), 0);
+	ir.nlink = 3;
+	assert_int_equal(inode_put(&w, x, &ir, NULL), 0);
+	uint8_t ck[CSIMAP_PREFIX + 16];
+	MDB_val kc = { sizeof(ck), ck };
+
+	key_csimap(ck, &h, x, 1);
+	assert_int_equal(mdb_del(w.txn, f->ds->db_csimap, &kc, NULL), 0);
+	w.c.chunks += 2;
+	assert_int_equal(wtxn_end(&w, 0), 0);
+
+	assert_int_equal(dstore_fsck(f->ds, 0, &r), 0);
+	assert_int_equal(r.problems, 4);
+	assert_int_equal(dstore_fsck(f->ds, DSTORE_FSCK_REPAIR, &r), 0);
+	assert_true(r.repaired >= 4);
+	fsck_clean(f);
+	expect(f, x, 0, b, sizeof(b));
+}
+
+static void test_online_reclaim(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t b[8 * BS];
+	struct dstore_stats st;
+	uint64_t x;
+
+	f->p.reclaim_interval_ms = 10;
+	store_reopen(f);
+	x = mkfile(f, DSTORE_ROOT_INO, "x");
+	fill(b, sizeof(b), 11);
+	put(f, x, 0, b, sizeof(b));
+	assert_int_equal(dstore_remove(f->ds, DSTORE_ROOT_INO, "x"), 0);
+	/* the reclaimer runs every 10 ms: wait for it, for at most 30 s */
+	for (int i = 0; i < 3000; i++) {
+		assert_int_equal(dstore_stats(f->ds, &st), 0);
+		if (st.reclaimed_slots == 8)
+			break;
+		usleep(10000);
+	}
+	assert_int_equal(st.reclaimed_slots, 8);
+	assert_int_equal(st.dead_slots, 0);
+	fsck_clean(f);
+}
+
+struct writer {
+	struct fixture *f;
+	uint64_t ino;
+	int id;
+};
+
+/* Each thread writes its own file and a quarter of a shared one. */
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+	uint8_t *b = malloc(16 * BS);
+
+	for (int round = 0; round < 8; round++) {
+		fill(b, 16 * BS, (uint64_t)w->id * 100 + round);
+		if (round % 2)	/* half the rounds: content every thread writes */
+			fill(b, 16 * BS, 4242 + round);
+		assert_int_equal(dstore_write(w->f->ds, w->ino, round * 16 * BS,
+					      b, 16 * BS, round == 7, NULL),
+				 16 * BS);
+	}
+	free(b);
+	return NULL;
+}
+
+static void test_concurrent_writers(void **state)
+{
+	struct fixture *f = *state;
+	struct writer w[4];
+	pthread_t t[4];
+	uint8_t *b = malloc(16 * BS);
+	char name[16];
+
+	for (int i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), "w%d", i);
+		w[i] = (struct writer){ f, mkfile(f, DSTORE_ROOT_INO, name), i };
+		assert_int_equal(pthread_create(&t[i], NULL, writer_main, &w[i]), 0);
+	}
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	for (int i = 0; i < 4; i++) {
+		for (int round = 0; round < 8; round++) {
+			fill(b, 16 * BS, round % 2 ? 4242u + (unsigned int)round :
+				(uint64_t)i * 100 + round);
+			expect(f, w[i].ino, round * 16 * BS, b, 16 * BS);
+		}
+	}
+	free(b);
+	fsck_clean(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_namespace, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_readdir_cookies, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_data_cases, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dedup_silent_reclaim, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_csimap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_online_reclaim, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_persistence, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_params, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_corruption, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fsck_repair, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_concurrent_writers, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
