@@ -39,6 +39,7 @@ struct write_intent {
 	struct block_plan *plan;
 	size_t n;
 	bool done;
+	bool applied;		/* changed the index (so cannot fail alone) */
 	int rc;
 	struct dstore_attr attr;
 };
@@ -150,44 +151,33 @@ static int read_plan(struct dstore *ds, MDB_txn *txn, uint64_t ino,
 		     uint64_t first, uint64_t last, struct read_block *rb,
 		     size_t *n)
 {
-	MDB_cursor *cur;
-	uint8_t kb[16];
-	MDB_val k = { sizeof(kb), kb }, v;
+	struct bmap_iter it;
 	struct chunk_rec c;
-	int rc = idx_err(ds, mdb_cursor_open(txn, ds->db_bmap, &cur), "cursor");
+	int rc = bmap_iter_start(ds, txn, &it, ino, first);
 
 	*n = 0;
 	if (rc)
 		return rc;
-	key_bmap(kb, ino, first);
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
-	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		struct read_block *b = &rb[*n];
+	while (!rc) {
+		struct read_block b;
 
-		if (k.mv_size != 16 || key_get_u64(k.mv_data) != ino)
+		rc = bmap_iter_next(&it, &b.lbn, &b.h);
+		if (rc || b.lbn > last)
 			break;
-		b->lbn = key_get_u64((const uint8_t *)k.mv_data + 8);
-		if (b->lbn > last)
-			break;
-		if (v.mv_size != SC_HASH_LEN) {
-			rc = -EUCLEAN;
-			break;
-		}
-		memcpy(b->h.b, v.mv_data, SC_HASH_LEN);
-		rc = chunk_get(ds, txn, &b->h, &c);
+		rc = chunk_get(ds, txn, &b.h, &c);
 		if (rc) {
 			dstore_logf(ds, DSTORE_LOG_ERROR,
 				    "inode %llu block %llu maps to a chunk that is not stored: run seacachectl fsck",
 				    (unsigned long long)ino,
-				    (unsigned long long)b->lbn);
+				    (unsigned long long)b.lbn);
 			rc = -EIO;
 			break;
 		}
-		b->slot = c.slot;
-		(*n)++;
+		b.slot = c.slot;
+		rb[(*n)++] = b;
 	}
-	mdb_cursor_close(cur);
-	return rc == MDB_NOTFOUND ? 0 : idx_err(ds, rc, "block map");
+	bmap_iter_end(&it);
+	return rc == -ENODATA ? 0 : rc;
 }
 
 /*
@@ -292,6 +282,15 @@ out_unlock:
 	return rc ? rc : (ssize_t)len;
 }
 
+/* Does a block before i store the content of block i itself? */
+static bool plan_stores_earlier(const struct block_plan *p, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (p[j].kind == PLAN_NEW && sc_hash_eq(&p[j].h, &p[i].h))
+			return true;
+	return false;
+}
+
 /*
  * Sorts each planned block by what the store already has; returns how
  * many need new slots.  Blocks repeating a new content of this same write
@@ -322,10 +321,8 @@ static int plan_classify(struct dstore *ds, MDB_txn *txn, uint64_t ino,
 		rc = chunk_get(ds, txn, &p[i].h, &c);
 		if (rc && rc != -ENOENT)
 			return rc;
-		p[i].kind = rc == 0 ? PLAN_KNOWN : PLAN_NEW;
-		for (size_t j = 0; p[i].kind == PLAN_NEW && j < i; j++)
-			if (p[j].kind == PLAN_NEW && sc_hash_eq(&p[j].h, &p[i].h))
-				p[i].kind = PLAN_KNOWN;
+		p[i].kind = rc == 0 || plan_stores_earlier(p, i) ? PLAN_KNOWN :
+								   PLAN_NEW;
 		if (p[i].kind == PLAN_NEW)
 			(*n_new)++;
 	}
@@ -360,11 +357,33 @@ static int plan_store(struct dstore *ds, struct block_plan *p, size_t n,
 	return rc;
 }
 
+/*
+ * Applies an intent in three passes so that it either fails before
+ * changing anything or succeeds: check that every content it relies on is
+ * still stored; take the references of the new contents; then map the
+ * blocks, dropping the old contents' references (only now can a content
+ * lose its last one).
+ */
 static int intent_apply(struct wtxn *w, struct write_intent *in)
 {
 	struct inode_rec ir;
+	struct chunk_rec c;
 	int rc = inode_regular(w->ds, w->txn, in->ino, &ir);
 
+	for (size_t i = 0; !rc && i < in->n; i++)
+		if (in->plan[i].kind == PLAN_KNOWN &&
+		    chunk_get(w->ds, w->txn, &in->plan[i].h, &c) == -ENOENT &&
+		    !plan_stores_earlier(in->plan, i))
+			rc = -EAGAIN;
+	if (rc)
+		return rc;
+	in->applied = true;
+	for (size_t i = 0; !rc && i < in->n; i++) {
+		struct block_plan *p = &in->plan[i];
+
+		if (p->kind == PLAN_KNOWN || p->kind == PLAN_NEW)
+			rc = chunk_ref(w, &p->h, p->slot);
+	}
 	for (size_t i = 0; !rc && i < in->n; i++) {
 		struct block_plan *p = &in->plan[i];
 
@@ -372,8 +391,8 @@ static int intent_apply(struct wtxn *w, struct write_intent *in)
 			continue;
 		if (p->kind == PLAN_HOLE)
 			w->c.zero_writes++;
-		rc = block_set(w, &ir, in->ino, p->lbn,
-			       p->kind == PLAN_HOLE ? NULL : &p->h, p->slot);
+		rc = block_map(w, &ir, in->ino, p->lbn,
+			       p->kind == PLAN_HOLE ? NULL : &p->h);
 	}
 	if (rc)
 		return rc;
@@ -388,26 +407,34 @@ static int intent_apply(struct wtxn *w, struct write_intent *in)
 }
 
 /* Slots of an intent that failed: never referenced, to reclaim. */
-static void intent_slots_dead(struct wtxn *w, struct write_intent *in)
+static int intent_slots_dead(struct wtxn *w, struct write_intent *in)
 {
-	for (size_t i = 0; i < in->n; i++) {
+	int rc = 0;
+
+	for (size_t i = 0; !rc && i < in->n; i++) {
 		uint8_t kb[8];
 		MDB_val k = { sizeof(kb), kb }, v = { 0, NULL };
 
 		if (in->plan[i].slot == DSTORE_NO_SLOT)
 			continue;
 		key_u64(kb, in->plan[i].slot);
-		if (mdb_put(w->txn, w->ds->db_dead, &k, &v, MDB_NOOVERWRITE) == 0)
+		rc = mdb_put(w->txn, w->ds->db_dead, &k, &v, MDB_NOOVERWRITE);
+		if (rc == 0)
 			w->c.dead_slots++;
+		rc = rc == MDB_KEYEXIST ? 0 : idx_err(w->ds, rc, "dead slots");
 	}
+	return rc;
 }
 
+/*
+ * One index transaction for the whole batch.  An intent refused before it
+ * changed anything (its file is gone, a content it relied on went away)
+ * fails alone; an index error after changes fails the batch.
+ */
 static int batch_commit(struct dstore *ds, struct write_intent *batch)
 {
 	struct write_intent *in;
 	struct wtxn w;
-	MDB_txn *parent;
-	struct counter_rec saved;
 	bool stable = false;
 	int rc = containers_sync(ds);
 
@@ -415,31 +442,21 @@ static int batch_commit(struct dstore *ds, struct write_intent *batch)
 		rc = wtxn_begin(ds, &w);
 	if (rc)
 		return rc;
-	parent = w.txn;
-	for (in = batch; in; in = in->next) {
+	for (in = batch; in && !rc; in = in->next) {
 		stable |= in->stable;
-		saved = w.c;
-		in->rc = idx_err(ds, mdb_txn_begin(ds->env, parent, 0, &w.txn),
-				 "nested transaction");
-		if (in->rc) {
-			w.txn = parent;
-			continue;
-		}
+		in->applied = false;
 		in->rc = intent_apply(&w, in);
-		if (in->rc) {
-			mdb_txn_abort(w.txn);
-			w.c = saved;
-		} else {
-			in->rc = idx_err(ds, mdb_txn_commit(w.txn), "commit");
-		}
-		w.txn = parent;
-		if (in->rc)
-			intent_slots_dead(&w, in);
+		if (in->rc && in->applied)
+			rc = in->rc;
+		else if (in->rc)
+			rc = intent_slots_dead(&w, in);
 	}
-	pthread_mutex_lock(&ds->cont_lock);
-	w.cur.next_slot = ds->next_slot;
-	pthread_mutex_unlock(&ds->cont_lock);
-	rc = wtxn_end(&w, 0);
+	if (!rc) {
+		pthread_mutex_lock(&ds->cont_lock);
+		w.cur.next_slot = ds->next_slot;
+		pthread_mutex_unlock(&ds->cont_lock);
+	}
+	rc = wtxn_end(&w, rc);
 	if (!rc && stable)
 		rc = idx_err(ds, mdb_env_sync(ds->env, 1), "index sync");
 	return rc;

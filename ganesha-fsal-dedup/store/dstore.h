@@ -7,7 +7,7 @@
  *       inode     ino -> attributes (symlink target appended)
  *       dirent    (dir, name) -> (cookie, child)
  *       dircookie (dir, cookie) -> (child, name)     readdir order, stable cookies
- *       bmap      (ino, lbn) -> content hash           per-file block map
+ *       bmap      (ino, lbn / 8) -> present hashes     per-file block map
  *       chunk     hash -> (slot, references)           the chunk store's index
  *       csimap    (hash prefix, ino, lbn) -> ()        CSI-Map reverse entries
  *       dead      slot -> ()                           unreferenced, to reclaim
@@ -193,7 +193,9 @@ struct dstore_stats {
 	uint64_t zero_writes;	/* all-zero blocks stored as holes */
 	uint64_t reclaimed_slots;
 	uint64_t verify_failures;
-	uint64_t index_bytes;	/* pages in use by the index */
+	uint64_t index_bytes;	/* pages in use by the index: */
+	uint64_t index_chunk_bytes; /*  the chunk store's (per unique block) */
+	uint64_t index_map_bytes; /*  block maps and CSI-Map (per mapped block) */
 	uint64_t index_file_bytes; /* the index file's size */
 	uint64_t container_bytes; /* disk space used by containers */
 };

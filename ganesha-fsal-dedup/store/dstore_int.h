@@ -169,17 +169,52 @@ void inode_to_attr(uint64_t ino, const struct inode_rec *r,
 void inode_touch(struct inode_rec *r, unsigned int which_mask);
 uint64_t blocks_of(const struct dstore *ds, uint64_t size);
 
+#define BMAP_GROUP 8
+struct bmap_group {
+	uint8_t bits;		/* block i of the group is mapped */
+	struct sc_hash h[BMAP_GROUP];
+};
+
+#define BMAP_GROUP_MAX (1 + BMAP_GROUP * SC_HASH_LEN)
+int group_decode(struct dstore *ds, const MDB_val *v, struct bmap_group *g);
+/* Rewrites the group under cursor c (fsck). */
+int group_write(struct wtxn *w, MDB_cursor *c, const struct bmap_group *g);
+
+/* -ENODATA for a hole. */
 int bmap_get(struct dstore *ds, MDB_txn *txn, uint64_t ino, uint64_t lbn,
 	     struct sc_hash *h);
+/* The mapped blocks of ino from lbn on, in order; -ENODATA at the end. */
+struct bmap_iter {
+	struct dstore *ds;
+	MDB_cursor *cur;
+	uint64_t ino;
+	uint64_t next;
+	uint64_t gno;
+	struct bmap_group g;
+	bool started;
+};
+int bmap_iter_start(struct dstore *ds, MDB_txn *txn, struct bmap_iter *it,
+		    uint64_t ino, uint64_t lbn);
+int bmap_iter_next(struct bmap_iter *it, uint64_t *lbn, struct sc_hash *h);
+void bmap_iter_end(struct bmap_iter *it);
 int chunk_get(struct dstore *ds, MDB_txn *txn, const struct sc_hash *h,
 	      struct chunk_rec *c);
 /*
- * Maps (ino, lbn) to content h (NULL: a hole), keeping references, the
- * CSI-Map and the counters exact.  slot is where this writer stored h's
- * data (DSTORE_NO_SLOT if it relied on the chunk being present): unused
- * slots are marked dead.  -EAGAIN when h is neither stored nor given a slot
- * (its last reference went away since the writer looked).
+ * One reference more on content h.  slot is where the writer stored h's
+ * data (DSTORE_NO_SLOT if it relied on the chunk being present); a slot
+ * not needed (another writer stored h first) is marked dead.  -EAGAIN
+ * when h is neither stored nor given a slot (its last reference went
+ * away since the writer looked).
  */
+int chunk_ref(struct wtxn *w, const struct sc_hash *h, uint64_t slot);
+/*
+ * Maps (ino, lbn) to content h (NULL: a hole) whose reference the caller
+ * took with chunk_ref, dropping the old content's; keeps the CSI-Map and
+ * the counters exact.
+ */
+int block_map(struct wtxn *w, struct inode_rec *ir, uint64_t ino,
+	      uint64_t lbn, const struct sc_hash *h);
+/* chunk_ref, then block_map. */
 int block_set(struct wtxn *w, struct inode_rec *ir, uint64_t ino,
 	      uint64_t lbn, const struct sc_hash *h, uint64_t slot);
 /* Unmaps every block at or after first_lbn. */

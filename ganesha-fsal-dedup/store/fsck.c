@@ -259,46 +259,40 @@ static int links_check(struct fsck *f)
 	return 0;
 }
 
-static int bmap_check(struct fsck *f, MDB_cursor *c, MDB_val *k, MDB_val *v)
+/* One mapped block; *drop when repair should unmap it. */
+static int block_check(struct fsck *f, uint64_t ino, uint64_t lbn,
+		       const struct sc_hash *h, bool *drop)
 {
-	struct ino_info *ii;
-	struct sc_hash h;
+	struct ino_info *ii = ino_find(f, ino);
 	struct chunk_rec cr;
 	uint8_t ck[CSIMAP_PREFIX + 16];
 	MDB_val kc = { sizeof(ck), ck }, vc = { 0, NULL };
-	uint64_t ino, lbn;
 	char hex[2 * SC_HASH_LEN + 1];
 
 	f->rep->bmap_entries++;
-	if (k->mv_size != 16 || v->mv_size != SC_HASH_LEN) {
-		problem(f, "malformed block map record");
-		return f->repair ? drop_current(f, c) : 0;
-	}
-	ino = key_get_u64(k->mv_data);
-	lbn = key_get_u64((const uint8_t *)k->mv_data + 8);
-	memcpy(h.b, v->mv_data, SC_HASH_LEN);
-	ii = ino_find(f, ino);
-	/* dropped entries: the CSI-Map and chunk passes that follow fix
-	 * the reverse entries and the references */
+	/* dropped blocks: the CSI-Map and chunk passes that follow fix the
+	 * reverse entries and the references */
 	if (!ii || ii->r.type != DSTORE_REG) {
 		problem(f, "block %llu of missing or non-file inode %llu",
 			(unsigned long long)lbn, (unsigned long long)ino);
-		return f->repair ? drop_current(f, c) : 0;
+		*drop = f->repair;
+		return 0;
 	}
 	if (lbn >= blocks_of(f->ds, ii->r.size)) {
 		problem(f, "inode %llu has block %llu past its size %llu",
 			(unsigned long long)ino, (unsigned long long)lbn,
 			(unsigned long long)ii->r.size);
-		if (f->repair)
-			return drop_current(f, c);
+		*drop = f->repair;
+		if (*drop)
+			return 0;
 	}
 	ii->mapped++;
-	if (chunk_get(f->ds, f->w.txn, &h, &cr)) {
-		sc_hash_to_hex(&h, hex);
+	if (chunk_get(f->ds, f->w.txn, h, &cr)) {
+		sc_hash_to_hex(h, hex);
 		problem(f, "inode %llu block %llu: chunk %s is not stored (its data is lost; reads fail with EIO)",
 			(unsigned long long)ino, (unsigned long long)lbn, hex);
 	}
-	key_csimap(ck, &h, ino, lbn);
+	key_csimap(ck, h, ino, lbn);
 	if (mdb_get(f->w.txn, f->ds->db_csimap, &kc, &vc)) {
 		problem(f, "inode %llu block %llu has no CSI-Map entry",
 			(unsigned long long)ino, (unsigned long long)lbn);
@@ -309,6 +303,42 @@ static int bmap_check(struct fsck *f, MDB_cursor *c, MDB_val *k, MDB_val *v)
 		}
 	}
 	return 0;
+}
+
+/* A block map group: each block checked, the ones to drop dropped. */
+static int bmap_check(struct fsck *f, MDB_cursor *c, MDB_val *k, MDB_val *v)
+{
+	struct bmap_group g;
+	uint64_t ino, gno;
+	uint8_t keep;
+	bool drop;
+	int rc;
+
+	if (k->mv_size != 16 || group_decode(f->ds, v, &g)) {
+		problem(f, "malformed block map record");
+		return f->repair ? drop_current(f, c) : 0;
+	}
+	ino = key_get_u64(k->mv_data);
+	gno = key_get_u64((const uint8_t *)k->mv_data + 8);
+	keep = g.bits;
+	for (unsigned int i = 0; i < BMAP_GROUP; i++) {
+		if (!(g.bits & (1u << i)))
+			continue;
+		drop = false;
+		rc = block_check(f, ino, gno * BMAP_GROUP + i, &g.h[i], &drop);
+		if (rc)
+			return rc;
+		if (drop) {
+			repaired(f);
+			keep &= (uint8_t)~(1u << i);
+		}
+	}
+	if (keep == g.bits)
+		return 0;
+	if (keep == 0)
+		return idx_err(f->ds, mdb_cursor_del(c, 0), "fsck repair");
+	g.bits = keep;
+	return group_write(&f->w, c, &g);
 }
 
 static int csimap_check(struct fsck *f, MDB_cursor *c, MDB_val *k,
@@ -450,14 +480,13 @@ static int totals_check(struct fsck *f)
 		}
 		if (ii->links == 0)
 			continue;	/* an orphan, gone when repaired */
+		want.mapped_blocks += ii->mapped;
 		want.files++;
 		want.logical_bytes += ii->r.size;
 		want.logical_blocks += blocks_of(f->ds, ii->r.size);
 	}
 	if (rc)
 		return rc;
-	mdb_stat(f->w.txn, f->ds->db_bmap, &st);
-	want.mapped_blocks = st.ms_entries;
 	mdb_stat(f->w.txn, f->ds->db_chunk, &st);
 	want.chunks = st.ms_entries;
 	mdb_stat(f->w.txn, f->ds->db_dead, &st);

@@ -244,23 +244,195 @@ void size_account(struct wtxn *w, uint64_t old_size, uint64_t new_size)
 			       blocks_of(w->ds, old_size);
 }
 
-int bmap_get(struct dstore *ds, MDB_txn *txn, uint64_t ino, uint64_t lbn,
-	     struct sc_hash *h)
+/*
+ * The block map stores groups of BMAP_GROUP consecutive blocks under one
+ * key (ino, lbn / BMAP_GROUP): a presence bitmap, then the hashes of the
+ * present blocks in order.  One key and node header per group instead of
+ * per block keeps the map near 35 bytes a block before page slack.
+ */
+int group_decode(struct dstore *ds, const MDB_val *v,
+			struct bmap_group *g)
+{
+	const uint8_t *p = v->mv_data;
+	unsigned int n = 0;
+
+	if (v->mv_size < 1)
+		return -EUCLEAN;
+	g->bits = p[0];
+	if (v->mv_size != 1 + (size_t)__builtin_popcount(g->bits) * SC_HASH_LEN) {
+		dstore_logf(ds, DSTORE_LOG_ERROR,
+			    "malformed block map group: run seacachectl fsck");
+		return -EUCLEAN;
+	}
+	for (unsigned int i = 0; i < BMAP_GROUP; i++)
+		if (g->bits & (1u << i))
+			memcpy(g->h[i].b, p + 1 + SC_HASH_LEN * n++, SC_HASH_LEN);
+	return 0;
+}
+
+static int group_get(struct dstore *ds, MDB_txn *txn, uint64_t ino,
+		     uint64_t gno, struct bmap_group *g)
 {
 	uint8_t kb[16];
 	MDB_val k = { sizeof(kb), kb }, v;
 	int rc;
 
-	key_bmap(kb, ino, lbn);
+	key_bmap(kb, ino, gno);
 	rc = mdb_get(txn, ds->db_bmap, &k, &v);
-	if (rc == MDB_NOTFOUND)
-		return -ENODATA;
+	if (rc == MDB_NOTFOUND) {
+		g->bits = 0;
+		return 0;
+	}
+	return rc ? idx_err(ds, rc, "block map") : group_decode(ds, &v, g);
+}
+
+/* The stored form of g into buf (BMAP_GROUP_MAX bytes); its length. */
+static size_t group_encode(const struct bmap_group *g, uint8_t *buf)
+{
+	size_t len = 1;
+
+	buf[0] = g->bits;
+	for (unsigned int i = 0; i < BMAP_GROUP; i++) {
+		if (g->bits & (1u << i)) {
+			memcpy(buf + len, g->h[i].b, SC_HASH_LEN);
+			len += SC_HASH_LEN;
+		}
+	}
+	return len;
+}
+
+static int group_put(struct wtxn *w, uint64_t ino, uint64_t gno,
+		     const struct bmap_group *g, bool is_new)
+{
+	struct dstore *ds = w->ds;
+	uint8_t kb[16], vb[BMAP_GROUP_MAX];
+	MDB_val k = { sizeof(kb), kb }, v = { 0, vb };
+	int rc;
+
+	key_bmap(kb, ino, gno);
+	if (g->bits == 0)
+		return idx_err(ds, mdb_del(w->txn, ds->db_bmap, &k, NULL),
+			       "block map");
+	v.mv_size = group_encode(g, vb);
+	/*
+	 * A file written front to back (the newest file, a clone being
+	 * copied) ends the map: appending fills pages instead of halving them.
+	 */
+	rc = is_new ? mdb_put(w->txn, ds->db_bmap, &k, &v, MDB_APPEND) :
+		      MDB_KEYEXIST;
+	if (rc == MDB_KEYEXIST)
+		rc = mdb_put(w->txn, ds->db_bmap, &k, &v, 0);
+	return idx_err(ds, rc, "block map");
+}
+
+int group_write(struct wtxn *w, MDB_cursor *c, const struct bmap_group *g)
+{
+	uint8_t vb[BMAP_GROUP_MAX];
+	MDB_val k, v, nv = { 0, vb };
+	int rc = mdb_cursor_get(c, &k, &v, MDB_GET_CURRENT);
+
 	if (rc)
-		return idx_err(ds, rc, "block map");
-	if (v.mv_size != SC_HASH_LEN)
-		return -EUCLEAN;
-	memcpy(h->b, v.mv_data, SC_HASH_LEN);
+		return idx_err(w->ds, rc, "block map");
+	nv.mv_size = group_encode(g, vb);
+	return idx_err(w->ds, mdb_cursor_put(c, &k, &nv, MDB_CURRENT),
+		       "block map");
+}
+
+int bmap_get(struct dstore *ds, MDB_txn *txn, uint64_t ino, uint64_t lbn,
+	     struct sc_hash *h)
+{
+	struct bmap_group g;
+	unsigned int i = lbn % BMAP_GROUP;
+	int rc = group_get(ds, txn, ino, lbn / BMAP_GROUP, &g);
+
+	if (rc)
+		return rc;
+	if (!(g.bits & (1u << i)))
+		return -ENODATA;
+	*h = g.h[i];
 	return 0;
+}
+
+/* Maps (ino, lbn) to h, or unmaps it (h NULL). */
+static int bmap_set(struct wtxn *w, uint64_t ino, uint64_t lbn,
+		    const struct sc_hash *h)
+{
+	struct bmap_group g;
+	unsigned int i = lbn % BMAP_GROUP;
+	int rc = group_get(w->ds, w->txn, ino, lbn / BMAP_GROUP, &g);
+	bool is_new = g.bits == 0;
+
+	if (rc)
+		return rc;
+	if (h) {
+		g.bits |= (uint8_t)(1u << i);
+		g.h[i] = *h;
+	} else {
+		g.bits &= (uint8_t)~(1u << i);
+	}
+	return group_put(w, ino, lbn / BMAP_GROUP, &g, is_new);
+}
+
+int bmap_iter_start(struct dstore *ds, MDB_txn *txn, struct bmap_iter *it,
+		    uint64_t ino, uint64_t lbn)
+{
+	it->ds = ds;
+	it->ino = ino;
+	it->next = lbn;
+	it->g.bits = 0;
+	it->gno = UINT64_MAX;
+	it->started = false;
+	return idx_err(ds, mdb_cursor_open(txn, ds->db_bmap, &it->cur),
+		       "cursor");
+}
+
+int bmap_iter_next(struct bmap_iter *it, uint64_t *lbn, struct sc_hash *h)
+{
+	uint8_t kb[16];
+	MDB_val k = { sizeof(kb), kb }, v;
+	int rc;
+
+	for (;;) {
+		if (it->gno == it->next / BMAP_GROUP) {
+			unsigned int i = it->next % BMAP_GROUP;
+
+			for (; i < BMAP_GROUP; i++) {
+				if (it->g.bits & (1u << i)) {
+					*lbn = it->gno * BMAP_GROUP + i;
+					*h = it->g.h[i];
+					it->next = *lbn + 1;
+					return 0;
+				}
+			}
+			it->next = (it->gno + 1) * BMAP_GROUP;
+			if (it->next == 0)
+				return -ENODATA;
+		}
+		if (!it->started) {
+			key_bmap(kb, it->ino, it->next / BMAP_GROUP);
+			rc = mdb_cursor_get(it->cur, &k, &v, MDB_SET_RANGE);
+			it->started = true;
+		} else {
+			rc = mdb_cursor_get(it->cur, &k, &v, MDB_NEXT);
+		}
+		if (rc == MDB_NOTFOUND)
+			return -ENODATA;
+		if (rc)
+			return idx_err(it->ds, rc, "block map");
+		if (k.mv_size != 16 || key_get_u64(k.mv_data) != it->ino)
+			return -ENODATA;
+		rc = group_decode(it->ds, &v, &it->g);
+		if (rc)
+			return rc;
+		it->gno = key_get_u64((const uint8_t *)k.mv_data + 8);
+		if (it->next < it->gno * BMAP_GROUP)
+			it->next = it->gno * BMAP_GROUP;
+	}
+}
+
+void bmap_iter_end(struct bmap_iter *it)
+{
+	mdb_cursor_close(it->cur);
 }
 
 int chunk_get(struct dstore *ds, MDB_txn *txn, const struct sc_hash *h,
@@ -328,7 +500,7 @@ static int chunk_unref(struct wtxn *w, const struct sc_hash *h)
 }
 
 /* One reference more on h, storing it in slot if it is new. */
-static int chunk_ref(struct wtxn *w, const struct sc_hash *h, uint64_t slot)
+int chunk_ref(struct wtxn *w, const struct sc_hash *h, uint64_t slot)
 {
 	struct chunk_rec c;
 	int rc = chunk_get(w->ds, w->txn, h, &c);
@@ -368,28 +540,21 @@ static int csimap_set(struct wtxn *w, const struct sc_hash *h, uint64_t ino,
 	return idx_err(w->ds, rc, "CSI-Map");
 }
 
-int block_set(struct wtxn *w, struct inode_rec *ir, uint64_t ino,
-	      uint64_t lbn, const struct sc_hash *h, uint64_t slot)
+int block_map(struct wtxn *w, struct inode_rec *ir, uint64_t ino,
+	      uint64_t lbn, const struct sc_hash *h)
 {
-	struct dstore *ds = w->ds;
 	struct sc_hash old;
-	uint8_t kb[16];
-	MDB_val k = { sizeof(kb), kb }, v;
 	bool had;
-	int rc = bmap_get(ds, w->txn, ino, lbn, &old);
+	int rc = bmap_get(w->ds, w->txn, ino, lbn, &old);
 
 	if (rc && rc != -ENODATA)
 		return rc;
 	had = rc == 0;
 	if (had && h && sc_hash_eq(&old, h)) {
-		/* silent: same content; a slot this writer filled is unused */
+		/* silent after all: give back the reference just taken */
 		w->c.silent_writes++;
-		return slot == DSTORE_NO_SLOT ? 0 : slot_mark_dead(w, slot);
-	}
-	if (h) {
-		rc = chunk_ref(w, h, slot);
-		if (rc)
-			return rc;
+		w->c.dedup_writes--;
+		return chunk_unref(w, h);
 	}
 	if (had) {
 		rc = chunk_unref(w, &old);
@@ -398,20 +563,16 @@ int block_set(struct wtxn *w, struct inode_rec *ir, uint64_t ino,
 		if (rc)
 			return rc;
 	}
-	key_bmap(kb, ino, lbn);
-	if (!h) {
-		if (!had)
-			return 0;
-		ir->blocks_mapped--;
-		w->c.mapped_blocks--;
-		return idx_err(ds, mdb_del(w->txn, ds->db_bmap, &k, NULL),
-			       "block map");
-	}
-	v.mv_size = SC_HASH_LEN;
-	v.mv_data = (void *)h->b;
-	rc = idx_err(ds, mdb_put(w->txn, ds->db_bmap, &k, &v, 0), "block map");
+	if (!h && !had)
+		return 0;
+	rc = bmap_set(w, ino, lbn, h);
 	if (rc)
 		return rc;
+	if (!h) {
+		ir->blocks_mapped--;
+		w->c.mapped_blocks--;
+		return 0;
+	}
 	if (!had) {
 		ir->blocks_mapped++;
 		w->c.mapped_blocks++;
@@ -419,34 +580,31 @@ int block_set(struct wtxn *w, struct inode_rec *ir, uint64_t ino,
 	return csimap_set(w, h, ino, lbn, true);
 }
 
+int block_set(struct wtxn *w, struct inode_rec *ir, uint64_t ino,
+	      uint64_t lbn, const struct sc_hash *h, uint64_t slot)
+{
+	int rc = h ? chunk_ref(w, h, slot) : 0;
+
+	return rc ? rc : block_map(w, ir, ino, lbn, h);
+}
+
 int blocks_drop_from(struct wtxn *w, struct inode_rec *ir, uint64_t ino,
 		     uint64_t first_lbn)
 {
-	struct dstore *ds = w->ds;
-	MDB_cursor *cur;
-	uint8_t kb[16];
-	MDB_val k = { sizeof(kb), kb }, v;
-	uint64_t lbn;
-	int rc;
+	struct bmap_iter it;
+	struct sc_hash h;
+	uint64_t lbn = first_lbn;
+	int rc = 0;
 
-	if (ir->blocks_mapped == 0)
-		return 0;
-	rc = idx_err(ds, mdb_cursor_open(w->txn, ds->db_bmap, &cur), "cursor");
-	if (rc)
-		return rc;
-	key_bmap(kb, ino, first_lbn);
-	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-	while (rc == 0 && k.mv_size == 16 && key_get_u64(k.mv_data) == ino) {
-		lbn = key_get_u64((const uint8_t *)k.mv_data + 8);
-		/* block_set moves the tree under the cursor: find again */
-		rc = block_set(w, ir, ino, lbn, NULL, DSTORE_NO_SLOT);
+	/* one lookup per block: unmapping changes the tree under a cursor */
+	while (!rc && ir->blocks_mapped > 0) {
+		rc = bmap_iter_start(w->ds, w->txn, &it, ino, lbn);
 		if (rc)
-			break;
-		k.mv_size = sizeof(kb);
-		k.mv_data = kb;
-		key_bmap(kb, ino, lbn + 1);
-		rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+			return rc;
+		rc = bmap_iter_next(&it, &lbn, &h);
+		bmap_iter_end(&it);
+		if (!rc)
+			rc = block_set(w, ir, ino, lbn, NULL, DSTORE_NO_SLOT);
 	}
-	mdb_cursor_close(cur);
-	return rc == MDB_NOTFOUND ? 0 : idx_err(ds, rc, "block map");
+	return rc == -ENODATA ? 0 : rc;
 }

@@ -442,10 +442,17 @@ int dstore_stats(struct dstore *ds, struct dstore_stats *out)
 	memset(out, 0, sizeof(*out));
 	rc = meta_get(ds, txn, "counters", &c, sizeof(c));
 	for (size_t i = 0; !rc && i < sizeof(dbis) / sizeof(dbis[0]); i++) {
+		uint64_t bytes;
+
 		rc = idx_err(ds, mdb_stat(txn, dbis[i], &st), "stat");
-		out->index_bytes += (uint64_t)st.ms_psize *
-				    (st.ms_branch_pages + st.ms_leaf_pages +
-				     st.ms_overflow_pages);
+		bytes = (uint64_t)st.ms_psize * (st.ms_branch_pages +
+						 st.ms_leaf_pages +
+						 st.ms_overflow_pages);
+		out->index_bytes += bytes;
+		if (dbis[i] == ds->db_chunk || dbis[i] == ds->db_dead)
+			out->index_chunk_bytes += bytes;
+		if (dbis[i] == ds->db_bmap || dbis[i] == ds->db_csimap)
+			out->index_map_bytes += bytes;
 	}
 	if (!rc)
 		rc = idx_err(ds, mdb_stat(txn, 0, &st), "stat");

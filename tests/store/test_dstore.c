@@ -263,6 +263,13 @@ static void test_data_cases(void **state)
 		assert_int_equal(a.size, sizes[i]);
 		expect(f, ino, 0, b, sizes[i]);
 	}
+	/* a read ending inside a long fully mapped run (heap plan) */
+	uint64_t big = mkfile(f, DSTORE_ROOT_INO, "big");
+
+	fill(b, 200 * BS > max ? max : 200 * BS, 77);
+	put(f, big, 0, b, 200 * BS > max ? max : 200 * BS);
+	expect(f, big, BS, b + BS, 99 * BS);
+
 	/* partial overwrite inside, across and past blocks */
 	uint64_t ino = mkfile(f, DSTORE_ROOT_INO, "p");
 	uint8_t *ref = calloc(1, 8 * BS);

@@ -119,8 +119,8 @@ static int cmd_stats(const char *dir, bool json)
 		       s.dead_slots * s.block_size,
 		       s.reclaimed_slots * s.block_size, s.container_bytes,
 		       s.index_bytes, s.index_file_bytes,
-		       ratio(s.index_bytes, s.chunks),
-		       ratio(s.index_bytes, s.mapped_blocks));
+		       ratio(s.index_chunk_bytes, s.chunks),
+		       ratio(s.index_map_bytes, s.mapped_blocks));
 		return EXIT_CLEAN;
 	}
 	printf("store              %s (block size %u)\n", dir, s.block_size);
@@ -140,8 +140,8 @@ static int cmd_stats(const char *dir, bool json)
 	printf("container disk use %" PRIu64 " bytes\n", s.container_bytes);
 	printf("index              %" PRIu64 " bytes in use (file %" PRIu64
 	       "): %.1f per chunk, %.1f per mapped block\n", s.index_bytes,
-	       s.index_file_bytes, ratio(s.index_bytes, s.chunks),
-	       ratio(s.index_bytes, s.mapped_blocks));
+	       s.index_file_bytes, ratio(s.index_chunk_bytes, s.chunks),
+	       ratio(s.index_map_bytes, s.mapped_blocks));
 	return EXIT_CLEAN;
 }
 
