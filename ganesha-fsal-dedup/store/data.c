@@ -26,6 +26,7 @@ enum plan_kind { PLAN_HOLE, PLAN_SILENT, PLAN_KNOWN, PLAN_NEW };
 struct block_plan {
 	uint64_t lbn;
 	struct sc_hash h;
+	uint32_t check;
 	enum plan_kind kind;
 	uint64_t slot;
 	const uint8_t *data;
@@ -51,12 +52,18 @@ pthread_rwlock_t *write_stripe(struct dstore *ds, uint64_t ino)
 
 int data_init(struct dstore *ds)
 {
+	pthread_rwlockattr_t ra;
 	int rc = pthread_mutex_init(&ds->commit_lock, NULL);
 
 	if (!rc)
 		rc = pthread_cond_init(&ds->commit_cond, NULL);
+	/* a steady stream of readers must not starve the reclaimer */
+	pthread_rwlockattr_init(&ra);
+	pthread_rwlockattr_setkind_np(&ra,
+				      PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
 	if (!rc)
-		rc = pthread_rwlock_init(&ds->reclaim_lock, NULL);
+		rc = pthread_rwlock_init(&ds->reclaim_lock, &ra);
+	pthread_rwlockattr_destroy(&ra);
 	for (int i = 0; !rc && i < DSTORE_WRITE_STRIPES; i++)
 		rc = pthread_rwlock_init(&ds->write_stripe[i], NULL);
 	ds->queue = NULL;
@@ -78,35 +85,28 @@ static bool block_is_zero(const uint8_t *p, size_t len)
 	return p[0] == 0 && memcmp(p, p + 1, len - 1) == 0;
 }
 
-static int verify(struct dstore *ds, uint64_t slot, const struct sc_hash *h,
-		  const void *buf)
+static int verify(struct dstore *ds, const struct chunk_rec *c,
+		  const struct sc_hash *h, const void *buf)
 {
-	struct sc_hash got;
 	char hex[2 * SC_HASH_LEN + 1];
-	int rc;
 
-	if (!ds->verify_reads)
-		return 0;
-	rc = sc_hasher_digest(dstore_hasher(ds), buf, ds->bsize, &got);
-	if (rc)
-		return rc;
-	if (sc_hash_eq(&got, h))
+	if (!ds->verify_reads || chunk_checksum(buf, ds->bsize) == c->check)
 		return 0;
 	atomic_fetch_add(&ds->verify_failures, 1);
 	sc_hash_to_hex(h, hex);
 	dstore_logf(ds, DSTORE_LOG_ERROR,
-		    "chunk %s in slot %llu (container %llu) does not match its hash: the container is corrupt; reads of it fail with EIO; run seacachectl fsck",
-		    hex, (unsigned long long)slot,
-		    (unsigned long long)(slot / ds->slots_per_container));
+		    "chunk %s in slot %llu (container %llu) fails its check: the container is corrupt; reads of it fail with EIO; run seacachectl fsck",
+		    hex, (unsigned long long)c->slot,
+		    (unsigned long long)(c->slot / ds->slots_per_container));
 	return -EIO;
 }
 
-int block_read_verified(struct dstore *ds, uint64_t slot,
+int block_read_verified(struct dstore *ds, const struct chunk_rec *c,
 			const struct sc_hash *h, void *buf)
 {
-	int rc = slots_rw(ds, false, slot, 1, &buf);
+	int rc = slots_rw(ds, false, c->slot, 1, &buf);
 
-	return rc ? rc : verify(ds, slot, h, buf);
+	return rc ? rc : verify(ds, c, h, buf);
 }
 
 /* Current content of (ino, lbn) into buf; the reclaim lock held shared. */
@@ -125,7 +125,7 @@ static int block_current(struct dstore *ds, MDB_txn *txn, uint64_t ino,
 		rc = chunk_get(ds, txn, &h, &c);
 	if (rc == -ENOENT)
 		rc = -EUCLEAN;
-	return rc ? rc : block_read_verified(ds, c.slot, &h, buf);
+	return rc ? rc : block_read_verified(ds, &c, &h, buf);
 }
 
 static int inode_regular(struct dstore *ds, MDB_txn *txn, uint64_t ino,
@@ -142,7 +142,7 @@ static int inode_regular(struct dstore *ds, MDB_txn *txn, uint64_t ino,
 
 struct read_block {
 	uint64_t lbn;
-	uint64_t slot;
+	struct chunk_rec c;
 	struct sc_hash h;
 };
 
@@ -173,7 +173,7 @@ static int read_plan(struct dstore *ds, MDB_txn *txn, uint64_t ino,
 			rc = -EIO;
 			break;
 		}
-		b.slot = c.slot;
+		b.c = c;
 		rb[(*n)++] = b;
 	}
 	bmap_iter_end(&it);
@@ -202,16 +202,16 @@ static int read_blocks(struct dstore *ds, const struct read_block *rb,
 			uint64_t s = b->lbn << ds->bshift;
 
 			if (s < off || s + ds->bsize > off + len ||
-			    b->slot != rb[i].slot + run ||
+			    b->c.slot != rb[i].c.slot + run ||
 			    b->lbn != rb[i].lbn + run)
 				break;
 			bufs[run] = buf + (s - off);
 			run++;
 		}
 		if (run > 0) {
-			rc = slots_rw(ds, false, rb[i].slot, run, bufs);
+			rc = slots_rw(ds, false, rb[i].c.slot, run, bufs);
 			for (size_t j = 0; j < run && !rc; j++)
-				rc = verify(ds, rb[i + j].slot, &rb[i + j].h,
+				rc = verify(ds, &rb[i + j].c, &rb[i + j].h,
 					    bufs[j]);
 			i += run;
 			continue;
@@ -221,7 +221,7 @@ static int read_blocks(struct dstore *ds, const struct read_block *rb,
 			if (!bounce)
 				return -ENOMEM;
 		}
-		rc = block_read_verified(ds, rb[i].slot, &rb[i].h, bounce);
+		rc = block_read_verified(ds, &rb[i].c, &rb[i].h, bounce);
 		if (!rc) {
 			uint64_t from = bstart > off ? bstart : off;
 			uint64_t to = bstart + ds->bsize < off + len ?
@@ -254,6 +254,7 @@ ssize_t dstore_read(struct dstore *ds, uint64_t ino, uint64_t off, void *buf,
 	if (rc || off >= ir.size || len == 0) {
 		mdb_txn_abort(txn);
 		*eof = !rc && off >= ir.size;
+		len = 0;
 		goto out_unlock;
 	}
 	if (len > ir.size - off)
@@ -382,7 +383,7 @@ static int intent_apply(struct wtxn *w, struct write_intent *in)
 		struct block_plan *p = &in->plan[i];
 
 		if (p->kind == PLAN_KNOWN || p->kind == PLAN_NEW)
-			rc = chunk_ref(w, &p->h, p->slot);
+			rc = chunk_ref(w, &p->h, p->slot, p->check);
 	}
 	for (size_t i = 0; !rc && i < in->n; i++) {
 		struct block_plan *p = &in->plan[i];
@@ -535,6 +536,7 @@ static int plan_build(struct dstore *ds, MDB_txn *txn, uint64_t ino,
 			continue;
 		}
 		p[i].kind = PLAN_NEW;
+		p[i].check = chunk_checksum(p[i].data, ds->bsize);
 		rc = sc_hasher_digest(hs, p[i].data, ds->bsize, &p[i].h);
 		if (rc)
 			return rc;
@@ -677,6 +679,7 @@ int truncate_locked(struct dstore *ds, uint64_t ino, uint64_t size,
 			p.kind = PLAN_HOLE;
 			if (!block_is_zero(b, ds->bsize)) {
 				p.kind = PLAN_NEW;
+				p.check = chunk_checksum(b, ds->bsize);
 				rc = sc_hasher_digest(dstore_hasher(ds), b,
 						      ds->bsize, &p.h);
 			}
@@ -692,7 +695,7 @@ int truncate_locked(struct dstore *ds, uint64_t ino, uint64_t size,
 		if (!rc && p.kind != PLAN_SILENT)
 			rc = block_set(w, ir, ino, p.lbn,
 				       p.kind == PLAN_HOLE ? NULL : &p.h,
-				       p.slot);
+				       p.slot, p.check);
 		free(b);
 	}
 	if (!rc) {

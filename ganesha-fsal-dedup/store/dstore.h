@@ -92,7 +92,7 @@ struct dstore_params {
 	uint64_t map_size;	/* LMDB map size: the index's size limit */
 	uint64_t container_size; /* bytes per container file (new stores) */
 	uint32_t max_readers;	/* concurrent read transactions */
-	bool verify_reads;	/* hash every chunk read; EIO on mismatch */
+	bool verify_reads;	/* check every chunk read (XXH3); EIO on mismatch */
 	uint32_t reclaim_interval_ms; /* online reclaim of dead slots; 0: off */
 	bool read_only;		/* inspection (seacachectl stats) */
 	dstore_log_fn log;	/* NULL: stderr */

@@ -73,10 +73,15 @@ struct inode_rec {
 
 enum { T_ATIME, T_MTIME, T_CTIME, T_BTIME };
 
+/*
+ * check: the low 32 bits of the data's XXH3-64, verified on every read
+ * (Verify_Reads) at memory speed; fsck recomputes the full SHA-256.
+ */
 struct chunk_rec {
 	uint64_t slot;
 	uint64_t refs;
-};
+	uint32_t check;
+} __attribute__((packed));
 
 struct dstore {
 	char *dir;
@@ -206,7 +211,9 @@ int chunk_get(struct dstore *ds, MDB_txn *txn, const struct sc_hash *h,
  * when h is neither stored nor given a slot (its last reference went
  * away since the writer looked).
  */
-int chunk_ref(struct wtxn *w, const struct sc_hash *h, uint64_t slot);
+int chunk_ref(struct wtxn *w, const struct sc_hash *h, uint64_t slot,
+	      uint32_t check);
+uint32_t chunk_checksum(const void *data, size_t len);
 /*
  * Maps (ino, lbn) to content h (NULL: a hole) whose reference the caller
  * took with chunk_ref, dropping the old content's; keeps the CSI-Map and
@@ -216,7 +223,8 @@ int block_map(struct wtxn *w, struct inode_rec *ir, uint64_t ino,
 	      uint64_t lbn, const struct sc_hash *h);
 /* chunk_ref, then block_map. */
 int block_set(struct wtxn *w, struct inode_rec *ir, uint64_t ino,
-	      uint64_t lbn, const struct sc_hash *h, uint64_t slot);
+	      uint64_t lbn, const struct sc_hash *h, uint64_t slot,
+	      uint32_t check);
 /* Unmaps every block at or after first_lbn. */
 int blocks_drop_from(struct wtxn *w, struct inode_rec *ir, uint64_t ino,
 		     uint64_t first_lbn);
@@ -239,7 +247,7 @@ uint64_t containers_disk_bytes(struct dstore *ds);
 int data_init(struct dstore *ds);
 void data_fini(struct dstore *ds);
 /* The block's bytes (zeros for a hole), verified if configured. */
-int block_read_verified(struct dstore *ds, uint64_t slot,
+int block_read_verified(struct dstore *ds, const struct chunk_rec *c,
 			const struct sc_hash *h, void *buf);
 int truncate_locked(struct dstore *ds, uint64_t ino, uint64_t size,
 		    struct wtxn *w, struct inode_rec *ir);

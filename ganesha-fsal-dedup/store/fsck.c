@@ -389,7 +389,8 @@ static int refs_count(struct fsck *f, const struct sc_hash *h, uint64_t *n)
 	return rc == 0 || rc == MDB_NOTFOUND ? 0 : idx_err(f->ds, rc, "CSI-Map");
 }
 
-static int chunk_check(struct fsck *f, MDB_cursor *c, MDB_val *k, MDB_val *v)
+static int chunk_entry_check(struct fsck *f, MDB_cursor *c, MDB_val *k,
+			     MDB_val *v)
 {
 	struct chunk_rec cr;
 	struct sc_hash h;
@@ -424,7 +425,8 @@ static int chunk_check(struct fsck *f, MDB_cursor *c, MDB_val *k, MDB_val *v)
 
 			rc = sc_hasher_digest(dstore_hasher(f->ds), buf,
 					      f->ds->bsize, &got);
-			if (!rc && !sc_hash_eq(&got, &h))
+			if (!rc && (!sc_hash_eq(&got, &h) ||
+				    chunk_checksum(buf, f->ds->bsize) != cr.check))
 				rc = -EIO;
 		}
 		free(buf);
@@ -547,7 +549,7 @@ int dstore_fsck(struct dstore *ds, unsigned int flags,
 	if (!rc)
 		rc = scan(&f, ds->db_csimap, csimap_check);
 	if (!rc)
-		rc = scan(&f, ds->db_chunk, chunk_check);
+		rc = scan(&f, ds->db_chunk, chunk_entry_check);
 	if (!rc)
 		rc = links_check(&f);
 	if (!rc)

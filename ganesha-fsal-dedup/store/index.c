@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include <xxhash.h>
+
 #include "dstore_int.h"
 
 int idx_err(struct dstore *ds, int rc, const char *what)
@@ -500,7 +502,13 @@ static int chunk_unref(struct wtxn *w, const struct sc_hash *h)
 }
 
 /* One reference more on h, storing it in slot if it is new. */
-int chunk_ref(struct wtxn *w, const struct sc_hash *h, uint64_t slot)
+uint32_t chunk_checksum(const void *data, size_t len)
+{
+	return (uint32_t)XXH3_64bits(data, len);
+}
+
+int chunk_ref(struct wtxn *w, const struct sc_hash *h, uint64_t slot,
+	      uint32_t check)
 {
 	struct chunk_rec c;
 	int rc = chunk_get(w->ds, w->txn, h, &c);
@@ -520,6 +528,7 @@ int chunk_ref(struct wtxn *w, const struct sc_hash *h, uint64_t slot)
 		return -EAGAIN;
 	c.slot = slot;
 	c.refs = 1;
+	c.check = check;
 	w->c.chunks++;
 	w->c.data_writes++;
 	return chunk_put(w, h, &c);
@@ -581,9 +590,10 @@ int block_map(struct wtxn *w, struct inode_rec *ir, uint64_t ino,
 }
 
 int block_set(struct wtxn *w, struct inode_rec *ir, uint64_t ino,
-	      uint64_t lbn, const struct sc_hash *h, uint64_t slot)
+	      uint64_t lbn, const struct sc_hash *h, uint64_t slot,
+	      uint32_t check)
 {
-	int rc = h ? chunk_ref(w, h, slot) : 0;
+	int rc = h ? chunk_ref(w, h, slot, check) : 0;
 
 	return rc ? rc : block_map(w, ir, ino, lbn, h);
 }
@@ -604,7 +614,7 @@ int blocks_drop_from(struct wtxn *w, struct inode_rec *ir, uint64_t ino,
 		rc = bmap_iter_next(&it, &lbn, &h);
 		bmap_iter_end(&it);
 		if (!rc)
-			rc = block_set(w, ir, ino, lbn, NULL, DSTORE_NO_SLOT);
+			rc = block_set(w, ir, ino, lbn, NULL, DSTORE_NO_SLOT, 0);
 	}
 	return rc == -ENODATA ? 0 : rc;
 }

@@ -233,9 +233,8 @@ static int store_open_index(struct dstore *ds, const struct dstore_params *p,
 		rc = meta_get(ds, txn, "cursor", &cur, sizeof(cur));
 		ds->next_slot = rc ? 0 : cur.next_slot;
 	}
-	if (ds->read_only)
-		mdb_txn_abort(txn);
-	else if (!rc)
+	/* committed even when read-only: the database handles live on */
+	if (!rc)
 		rc = idx_err(ds, mdb_txn_commit(txn), "open");
 	else
 		mdb_txn_abort(txn);

@@ -252,7 +252,9 @@ static void test_data_cases(void **state)
 	uint8_t *b = malloc(max), *z = calloc(1, 4 * BS);
 	struct dstore_attr a;
 	char name[16];
+	uint64_t big = mkfile(f, DSTORE_ROOT_INO, "big");
 
+	put(f, big, 0, (uint8_t[4097]){ 1 }, 4097);
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		snprintf(name, sizeof(name), "s%zu", i);
 		uint64_t ino = mkfile(f, DSTORE_ROOT_INO, name);
@@ -263,8 +265,17 @@ static void test_data_cases(void **state)
 		assert_int_equal(a.size, sizes[i]);
 		expect(f, ino, 0, b, sizes[i]);
 	}
+	/* reads at and past the end: nothing, and EOF */
+	bool eof = false;
+
+	assert_int_equal(dstore_read(f->ds, big, 4097, b, 100, &eof), 0);
+	assert_true(eof);
+	assert_int_equal(dstore_read(f->ds, big, 1 << 30, b, 100, &eof), 0);
+	assert_true(eof);
+	assert_int_equal(dstore_read(f->ds, big, 4000, b, 1000, &eof), 97);
+	assert_true(eof);
+
 	/* a read ending inside a long fully mapped run (heap plan) */
-	uint64_t big = mkfile(f, DSTORE_ROOT_INO, "big");
 
 	fill(b, 200 * BS > max ? max : 200 * BS, 77);
 	put(f, big, 0, b, 200 * BS > max ? max : 200 * BS);
@@ -417,6 +428,34 @@ static void test_persistence(void **state)
 	/* new inodes never reuse numbers */
 	assert_true(mkfile(f, d, "y") > x);
 	fsck_clean(f);
+}
+
+/* seacachectl stats: a read-only open beside the writer */
+static void test_read_only_open(void **state)
+{
+	struct fixture *f = *state;
+	struct dstore_params p = f->p;
+	struct dstore_stats st;
+	struct dstore *ro;
+	char err[256];
+	uint8_t b[2 * BS];
+	bool eof;
+	uint64_t x = mkfile(f, DSTORE_ROOT_INO, "x");
+
+	fill(b, sizeof(b), 12);
+	put(f, x, 0, b, sizeof(b));
+	p.read_only = true;
+	p.block_size = 0;
+	assert_int_equal(dstore_open(f->dir, &p, &ro, err, sizeof(err)), 0);
+	assert_int_equal(dstore_stats(ro, &st), 0);
+	assert_int_equal(st.files, 1);
+	assert_int_equal(st.chunks, 2);
+	assert_int_equal(dstore_read(ro, x, 0, b, sizeof(b), &eof), sizeof(b));
+	assert_int_equal(dstore_write(ro, x, 0, b, 1, false, NULL), -EROFS);
+	dstore_close(ro);
+	assert_int_equal(dstore_open("/nonexistent-store", &p, &ro, err,
+				     sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "not a SeaCache dedup store"));
 }
 
 static void test_bad_params(void **state)
@@ -613,6 +652,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_csimap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_online_reclaim, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_persistence, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_only_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_params, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corruption, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fsck_repair, setup, teardown),
