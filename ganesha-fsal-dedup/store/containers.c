@@ -171,8 +171,15 @@ static int io_run(struct dstore *ds, bool wr, uint64_t first, unsigned int n,
 		}
 		done += (size_t)got;
 	}
-	if (wr)
+	if (wr) {
+		/*
+		 * Start writeback now: the group commit's fdatasync, which
+		 * must come before the index transaction, then finds most of
+		 * the data on its way to disk already.
+		 */
+		sync_file_range(fd, off, (off_t)want, SYNC_FILE_RANGE_WRITE);
 		container_mark_dirty(ds, first);
+	}
 	return 0;
 }
 

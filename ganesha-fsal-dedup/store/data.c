@@ -452,6 +452,9 @@ static int batch_commit(struct dstore *ds, struct write_intent *batch)
 		else if (in->rc)
 			rc = intent_slots_dead(&w, in);
 	}
+	/* the housekeeper applies them normally; a burst is bounded here */
+	if (!rc && w.cur.pending_deltas >= PENDING_APPLY_AT)
+		rc = pending_apply(&w);
 	if (!rc) {
 		pthread_mutex_lock(&ds->cont_lock);
 		w.cur.next_slot = ds->next_slot;

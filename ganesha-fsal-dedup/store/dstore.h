@@ -11,6 +11,7 @@
  *       chunk     hash -> (slot, references)           the chunk store's index
  *       csimap    (hash prefix, ino, lbn) -> ()        CSI-Map reverse entries
  *       dead      slot -> ()                           unreferenced, to reclaim
+ *       pending   seq -> deltas                        refcount/CSI-Map changes to apply
  *       meta      superblock, allocation cursors, counters
  *   - chunk data in large container files of fixed-size slots, appended to
  *     and never rewritten in place; a slot whose chunk lost its last
@@ -93,7 +94,8 @@ struct dstore_params {
 	uint64_t container_size; /* bytes per container file (new stores) */
 	uint32_t max_readers;	/* concurrent read transactions */
 	bool verify_reads;	/* check every chunk read (XXH3); EIO on mismatch */
-	uint32_t reclaim_interval_ms; /* online reclaim of dead slots; 0: off */
+	uint32_t reclaim_interval_ms; /* housekeeping: apply pending deltas,
+				       * reclaim dead slots; 0: off */
 	bool read_only;		/* inspection (seacachectl stats) */
 	dstore_log_fn log;	/* NULL: stderr */
 	void *log_ctx;
@@ -104,7 +106,7 @@ struct dstore_params {
 #define DSTORE_MAP_SIZE_MIN (16ull << 20)
 #define DSTORE_CONTAINER_SIZE_DEFAULT (1ull << 30)
 #define DSTORE_MAX_READERS_DEFAULT 1024u
-#define DSTORE_RECLAIM_INTERVAL_DEFAULT 10000u
+#define DSTORE_RECLAIM_INTERVAL_DEFAULT 1000u
 
 void dstore_params_default(struct dstore_params *p);
 
@@ -121,9 +123,12 @@ int dstore_open(const char *dir, const struct dstore_params *p,
 /* Syncs and closes. */
 void dstore_close(struct dstore *ds);
 uint32_t dstore_block_size(const struct dstore *ds);
+/* Random at creation: tells this store from any other (NFS handles). */
+uint64_t dstore_id(const struct dstore *ds);
 
 /* Namespace */
 int dstore_getattr(struct dstore *ds, uint64_t ino, struct dstore_attr *out);
+/* "." is dir itself, ".." its parent (the root's is the root). */
 int dstore_lookup(struct dstore *ds, uint64_t dir, const char *name,
 		  struct dstore_attr *out);
 
@@ -168,12 +173,23 @@ ssize_t dstore_write(struct dstore *ds, uint64_t ino, uint64_t off,
 /* Everything returned so far is durable when this returns 0. */
 int dstore_sync(struct dstore *ds);
 
+/*
+ * Reference counts and CSI-Map entries follow block map changes as
+ * pending deltas (pending.c), applied in bulk by the housekeeper every
+ * reclaim_interval_ms, at close, before fsck, or now by this call.
+ */
+int dstore_apply_pending(struct dstore *ds);
+
 /* CSI-Map */
 /* The hash of (ino, lbn) without reading data; -ENODATA for a hole. */
 int dstore_block_hash(struct dstore *ds, uint64_t ino, uint64_t lbn,
 		      struct sc_hash *out);
 typedef int (*dstore_holder_fn)(void *ctx, uint64_t ino, uint64_t lbn);
-/* Up to max (ino, lbn) holding content h; returns how many were given. */
+/*
+ * Up to max (ino, lbn) holding content h; returns how many were given.
+ * Each is confirmed against the block map; holders whose deltas are still
+ * pending may be missing.
+ */
 int dstore_csimap_lookup(struct dstore *ds, const struct sc_hash *h,
 			 unsigned int max, dstore_holder_fn fn, void *ctx);
 
@@ -184,7 +200,8 @@ struct dstore_stats {
 	uint64_t logical_bytes;	/* sum of file sizes */
 	uint64_t logical_blocks; /* blocks within file sizes */
 	uint64_t mapped_blocks;	/* of those, not holes */
-	uint64_t chunks;	/* distinct contents stored */
+	uint64_t chunks;	/* distinct contents stored (frees lag until
+				 * pending deltas are applied) */
 	uint64_t physical_bytes; /* chunks * block size */
 	uint64_t dead_slots;	/* unreferenced, not yet reclaimed */
 	uint64_t silent_writes;	/* blocks written with the content they had */

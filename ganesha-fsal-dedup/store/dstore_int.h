@@ -30,12 +30,15 @@ struct super_rec {
 	uint32_t block_size;
 	uint64_t container_size;
 	uint64_t created;
+	uint64_t id;		/* random: names this store in NFS handles */
 };
 
 /* meta "cursor": allocation state */
 struct cursor_rec {
 	uint64_t next_ino;
 	uint64_t next_slot;
+	uint64_t next_pending;	/* key of the next pending-delta record */
+	uint64_t pending_deltas; /* deltas not applied yet */
 };
 
 /* meta "counters": totals kept exact by every transaction */
@@ -87,13 +90,15 @@ struct dstore {
 	char *dir;
 	MDB_env *env;
 	MDB_dbi db_meta, db_inode, db_dirent, db_dircookie, db_bmap,
-		db_chunk, db_csimap, db_dead;
+		db_chunk, db_csimap, db_dead, db_pending;
 	uint32_t bsize;
 	unsigned int bshift;
 	uint64_t container_size;
 	uint64_t slots_per_container;
 	bool verify_reads;
 	bool read_only;
+	bool index_ready;	/* opened completely: close may write */
+	uint64_t id;
 	dstore_log_fn log;
 	void *log_ctx;
 	int lock_fd;
@@ -145,10 +150,14 @@ struct wtxn {
 	MDB_txn *txn;
 	struct counter_rec c;
 	struct cursor_rec cur;
+	/* deltas of this transaction, one pending record at its end */
+	uint8_t *delta;
+	size_t delta_len, delta_cap;
 };
 
 int idx_err(struct dstore *ds, int rc, const char *what);
 int wtxn_begin(struct dstore *ds, struct wtxn *w);
+void wtxn_abort(struct wtxn *w);
 /* Commits, or aborts when rc < 0; returns rc or the commit's error. */
 int wtxn_end(struct wtxn *w, int rc);
 int rtxn_begin(struct dstore *ds, MDB_txn **txn);
@@ -205,22 +214,38 @@ void bmap_iter_end(struct bmap_iter *it);
 int chunk_get(struct dstore *ds, MDB_txn *txn, const struct sc_hash *h,
 	      struct chunk_rec *c);
 /*
- * One reference more on content h.  slot is where the writer stored h's
- * data (DSTORE_NO_SLOT if it relied on the chunk being present); a slot
- * not needed (another writer stored h first) is marked dead.  -EAGAIN
- * when h is neither stored nor given a slot (its last reference went
- * away since the writer looked).
+ * Makes sure content h is stored, for a mapping about to be made.  slot is
+ * where the writer stored h's data (DSTORE_NO_SLOT if it relied on the
+ * chunk being present); a slot not needed (another writer stored h first)
+ * is marked dead.  -EAGAIN when h is neither stored nor given a slot (its
+ * last reference went away since the writer looked).
  */
 int chunk_ref(struct wtxn *w, const struct sc_hash *h, uint64_t slot,
 	      uint32_t check);
 uint32_t chunk_checksum(const void *data, size_t len);
 /*
- * Maps (ino, lbn) to content h (NULL: a hole) whose reference the caller
- * took with chunk_ref, dropping the old content's; keeps the CSI-Map and
- * the counters exact.
+ * Maps (ino, lbn) to content h (NULL: a hole) that chunk_ref made sure of;
+ * the reference counts and CSI-Map entries of the old and new contents
+ * follow as a pending delta; the counters are exact at once.
  */
 int block_map(struct wtxn *w, struct inode_rec *ir, uint64_t ino,
 	      uint64_t lbn, const struct sc_hash *h);
+int chunk_put(struct wtxn *w, const struct sc_hash *h,
+	      const struct chunk_rec *c);
+int slot_mark_dead(struct wtxn *w, uint64_t slot);
+int csimap_set(struct wtxn *w, const struct sc_hash *h, uint64_t ino,
+	       uint64_t lbn, bool present);
+
+/* pending.c: reference counts and CSI-Map entries, applied later */
+int delta_add(struct wtxn *w, uint64_t ino, uint64_t lbn,
+	      const struct sc_hash *old, const struct sc_hash *new_h);
+int delta_flush(struct wtxn *w);
+void delta_free(struct wtxn *w);
+/* Pending deltas that make a writer apply them in its batch. */
+#define PENDING_APPLY_AT (1u << 18)
+/* Applies every pending delta inside w. */
+int pending_apply(struct wtxn *w);
+
 /* chunk_ref, then block_map. */
 int block_set(struct wtxn *w, struct inode_rec *ir, uint64_t ino,
 	      uint64_t lbn, const struct sc_hash *h, uint64_t slot,

@@ -437,10 +437,14 @@ static int chunk_entry_check(struct fsck *f, MDB_cursor *c, MDB_val *k,
 	rc = refs_count(f, &h, &refs);
 	if (rc)
 		return rc;
-	if (refs == cr.refs)
+	if (refs == cr.refs && refs > 0)
 		return 0;
-	problem(f, "chunk %s has %llu references recorded, %llu found", hex,
-		(unsigned long long)cr.refs, (unsigned long long)refs);
+	if (refs == cr.refs)
+		problem(f, "chunk %s is stored but nothing references it", hex);
+	else
+		problem(f, "chunk %s has %llu references recorded, %llu found",
+			hex, (unsigned long long)cr.refs,
+			(unsigned long long)refs);
 	if (!f->repair)
 		return 0;
 	repaired(f);
@@ -533,8 +537,10 @@ int dstore_fsck(struct dstore *ds, unsigned int flags,
 	if (rc)
 		return rc;
 	f.next_slot = f.w.cur.next_slot;
+	/* checks the applied state (written back only when repairing) */
+	rc = pending_apply(&f.w);
 	f.slot_seen = calloc(f.next_slot / 8 + 1, 1);
-	if (!f.slot_seen)
+	if (!f.slot_seen && !rc)
 		rc = -ENOMEM;
 	if (!rc)
 		rc = scan(&f, ds->db_inode, inode_collect);
@@ -557,7 +563,7 @@ int dstore_fsck(struct dstore *ds, unsigned int flags,
 	free(f.slot_seen);
 	free(f.inos);
 	if (rc || !f.repair || out->repaired == 0) {
-		mdb_txn_abort(f.w.txn);	/* checking only: nothing written */
+		wtxn_abort(&f.w);	/* checking only: nothing written */
 		return rc;
 	}
 	return wtxn_end(&f.w, 0);

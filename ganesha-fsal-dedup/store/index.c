@@ -43,6 +43,12 @@ int rtxn_begin(struct dstore *ds, MDB_txn **txn)
 		       "index read");
 }
 
+void wtxn_abort(struct wtxn *w)
+{
+	mdb_txn_abort(w->txn);
+	delta_free(w);
+}
+
 int wtxn_begin(struct dstore *ds, struct wtxn *w)
 {
 	int rc;
@@ -59,17 +65,21 @@ int wtxn_begin(struct dstore *ds, struct wtxn *w)
 	if (!rc)
 		rc = meta_get(ds, w->txn, "cursor", &w->cur, sizeof(w->cur));
 	if (rc) {
-		mdb_txn_abort(w->txn);
+		wtxn_abort(w);
 		return rc;
 	}
 	w->c.silent_writes += atomic_exchange(&ds->silent_pending, 0);
 	return 0;
 }
 
+
+
 int wtxn_end(struct wtxn *w, int rc)
 {
 	struct dstore *ds = w->ds;
 
+	if (rc >= 0)
+		rc = delta_flush(w);
 	if (rc >= 0) {
 		rc = meta_put(ds, w->txn, "counters", &w->c, sizeof(w->c));
 		if (!rc)
@@ -77,9 +87,10 @@ int wtxn_end(struct wtxn *w, int rc)
 				      sizeof(w->cur));
 	}
 	if (rc < 0) {
-		mdb_txn_abort(w->txn);
+		wtxn_abort(w);
 		return rc;
 	}
+	delta_free(w);
 	return idx_err(ds, mdb_txn_commit(w->txn), "index commit");
 }
 
@@ -453,8 +464,8 @@ int chunk_get(struct dstore *ds, MDB_txn *txn, const struct sc_hash *h,
 	return 0;
 }
 
-static int chunk_put(struct wtxn *w, const struct sc_hash *h,
-		     const struct chunk_rec *c)
+int chunk_put(struct wtxn *w, const struct sc_hash *h,
+	      const struct chunk_rec *c)
 {
 	MDB_val k = { SC_HASH_LEN, (void *)h->b }, v = { sizeof(*c), (void *)c };
 
@@ -462,7 +473,7 @@ static int chunk_put(struct wtxn *w, const struct sc_hash *h,
 		       "chunk index");
 }
 
-static int slot_mark_dead(struct wtxn *w, uint64_t slot)
+int slot_mark_dead(struct wtxn *w, uint64_t slot)
 {
 	uint8_t kb[8];
 	MDB_val k = { sizeof(kb), kb }, v = { 0, NULL };
@@ -477,36 +488,15 @@ static int slot_mark_dead(struct wtxn *w, uint64_t slot)
 	return idx_err(w->ds, rc, "dead slots");
 }
 
-/* One reference less on h; the chunk dies with its last one. */
-static int chunk_unref(struct wtxn *w, const struct sc_hash *h)
-{
-	struct chunk_rec c;
-	MDB_val k = { SC_HASH_LEN, (void *)h->b };
-	int rc = chunk_get(w->ds, w->txn, h, &c);
-
-	if (rc == -ENOENT) {
-		dstore_logf(w->ds, DSTORE_LOG_ERROR,
-			    "a block referenced a chunk that is not stored: run seacachectl fsck");
-		return -EUCLEAN;
-	}
-	if (rc)
-		return rc;
-	if (--c.refs > 0)
-		return chunk_put(w, h, &c);
-	rc = idx_err(w->ds, mdb_del(w->txn, w->ds->db_chunk, &k, NULL),
-		     "chunk index");
-	if (rc)
-		return rc;
-	w->c.chunks--;
-	return slot_mark_dead(w, c.slot);
-}
-
-/* One reference more on h, storing it in slot if it is new. */
 uint32_t chunk_checksum(const void *data, size_t len)
 {
 	return (uint32_t)XXH3_64bits(data, len);
 }
 
+/*
+ * The chunk exists from here on; its reference count moves when the
+ * mapping's delta is applied (pending.c).
+ */
 int chunk_ref(struct wtxn *w, const struct sc_hash *h, uint64_t slot,
 	      uint32_t check)
 {
@@ -514,28 +504,24 @@ int chunk_ref(struct wtxn *w, const struct sc_hash *h, uint64_t slot,
 	int rc = chunk_get(w->ds, w->txn, h, &c);
 
 	if (rc == 0) {
-		c.refs++;
-		rc = chunk_put(w, h, &c);
 		w->c.dedup_writes++;
 		/* another writer stored the same content first */
-		if (!rc && slot != DSTORE_NO_SLOT)
-			rc = slot_mark_dead(w, slot);
-		return rc;
+		return slot == DSTORE_NO_SLOT ? 0 : slot_mark_dead(w, slot);
 	}
 	if (rc != -ENOENT)
 		return rc;
 	if (slot == DSTORE_NO_SLOT)
 		return -EAGAIN;
 	c.slot = slot;
-	c.refs = 1;
+	c.refs = 0;
 	c.check = check;
 	w->c.chunks++;
 	w->c.data_writes++;
 	return chunk_put(w, h, &c);
 }
 
-static int csimap_set(struct wtxn *w, const struct sc_hash *h, uint64_t ino,
-		      uint64_t lbn, bool present)
+int csimap_set(struct wtxn *w, const struct sc_hash *h, uint64_t ino,
+	       uint64_t lbn, bool present)
 {
 	uint8_t kb[CSIMAP_PREFIX + 16];
 	MDB_val k = { sizeof(kb), kb }, v = { 0, NULL };
@@ -560,33 +546,26 @@ int block_map(struct wtxn *w, struct inode_rec *ir, uint64_t ino,
 		return rc;
 	had = rc == 0;
 	if (had && h && sc_hash_eq(&old, h)) {
-		/* silent after all: give back the reference just taken */
+		/* silent after all */
 		w->c.silent_writes++;
 		w->c.dedup_writes--;
-		return chunk_unref(w, h);
-	}
-	if (had) {
-		rc = chunk_unref(w, &old);
-		if (!rc)
-			rc = csimap_set(w, &old, ino, lbn, false);
-		if (rc)
-			return rc;
+		return 0;
 	}
 	if (!h && !had)
 		return 0;
 	rc = bmap_set(w, ino, lbn, h);
+	if (!rc)
+		rc = delta_add(w, ino, lbn, had ? &old : NULL, h);
 	if (rc)
 		return rc;
 	if (!h) {
 		ir->blocks_mapped--;
 		w->c.mapped_blocks--;
-		return 0;
-	}
-	if (!had) {
+	} else if (!had) {
 		ir->blocks_mapped++;
 		w->c.mapped_blocks++;
 	}
-	return csimap_set(w, h, ino, lbn, true);
+	return 0;
 }
 
 int block_set(struct wtxn *w, struct inode_rec *ir, uint64_t ino,

@@ -161,7 +161,11 @@ int dstore_lookup(struct dstore *ds, uint64_t dir, const char *name,
 	if (rc)
 		return rc;
 	rc = dir_get(ds, txn, dir, &r);
-	if (!rc)
+	if (!rc && strcmp(name, ".") == 0)
+		dv.ino = dir;
+	else if (!rc && strcmp(name, "..") == 0)
+		dv.ino = dir == DSTORE_ROOT_INO ? dir : r.parent;
+	else if (!rc)
 		rc = dirent_get(ds, txn, dir, name, &dv);
 	if (!rc)
 		rc = inode_get(ds, txn, dv.ino, &r, NULL, 0);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -76,6 +77,11 @@ uint32_t dstore_block_size(const struct dstore *ds)
 	return ds->bsize;
 }
 
+uint64_t dstore_id(const struct dstore *ds)
+{
+	return ds->id;
+}
+
 static int open_dbs(struct dstore *ds, MDB_txn *txn)
 {
 	struct {
@@ -86,6 +92,7 @@ static int open_dbs(struct dstore *ds, MDB_txn *txn)
 		{ "dirent", &ds->db_dirent },	{ "dircookie", &ds->db_dircookie },
 		{ "bmap", &ds->db_bmap },	{ "chunk", &ds->db_chunk },
 		{ "csimap", &ds->db_csimap },	{ "dead", &ds->db_dead },
+		{ "pending", &ds->db_pending },
 	};
 	unsigned int flags = ds->read_only ? 0 : MDB_CREATE;
 
@@ -114,6 +121,8 @@ static int store_format(struct dstore *ds, const struct dstore_params *p)
 	if (rc)
 		return rc;
 	w.cur.next_ino = DSTORE_ROOT_INO + 1;
+	if (getrandom(&sb.id, sizeof(sb.id), 0) != sizeof(sb.id))
+		sb.id = (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32;
 	inode_touch(&root, 0xf);
 	rc = meta_put(ds, w.txn, "super", &sb, sizeof(sb));
 	if (!rc)
@@ -138,6 +147,7 @@ static int store_check_super(struct dstore *ds, const struct dstore_params *p,
 			 ds->dir, sb->block_size, sb->block_size);
 		return -EINVAL;
 	}
+	ds->id = sb->id;
 	ds->bsize = sb->block_size;
 	ds->bshift = (unsigned int)__builtin_ctz(sb->block_size);
 	ds->container_size = sb->container_size;
@@ -184,7 +194,7 @@ static int store_open_index(struct dstore *ds, const struct dstore_params *p,
 		flags |= MDB_RDONLY;
 	rc = mdb_env_create(&ds->env);
 	if (!rc)
-		rc = mdb_env_set_maxdbs(ds->env, 8);
+		rc = mdb_env_set_maxdbs(ds->env, 9);
 	if (!rc)
 		rc = mdb_env_set_mapsize(ds->env, p->map_size);
 	if (!rc)
@@ -238,6 +248,7 @@ static int store_open_index(struct dstore *ds, const struct dstore_params *p,
 		rc = idx_err(ds, mdb_txn_commit(txn), "open");
 	else
 		mdb_txn_abort(txn);
+	ds->index_ready = rc == 0;
 	return rc;
 }
 
@@ -261,10 +272,12 @@ static void *reclaimer_main(void *arg)
 		if (ds->reclaimer_stop)
 			break;
 		pthread_mutex_unlock(&ds->reclaimer_lock);
-		n = dstore_reclaim(ds);
+		n = dstore_apply_pending(ds);
+		if (!n)
+			n = dstore_reclaim(ds);
 		if (n < 0)
 			dstore_logf(ds, DSTORE_LOG_WARN,
-				    "online reclaim failed (%s); retrying in %u ms",
+				    "housekeeping failed (%s); retrying in %u ms",
 				    strerror((int)-n), ds->reclaim_interval_ms);
 		pthread_mutex_lock(&ds->reclaimer_lock);
 	}
@@ -403,12 +416,13 @@ void dstore_close(struct dstore *ds)
 		return;
 	reclaimer_stop(ds);
 	if (ds->env) {
-		if (!ds->read_only) {
+		if (ds->index_ready && !ds->read_only) {
 			struct wtxn w;
 
-			/* fold in-memory counts in, then make it all durable */
+			/* apply what is pending, fold in-memory counts in,
+			 * then make it all durable */
 			if (wtxn_begin(ds, &w) == 0)
-				wtxn_end(&w, 0);
+				wtxn_end(&w, pending_apply(&w));
 			dstore_sync(ds);
 		}
 		mdb_env_close(ds->env);
@@ -432,7 +446,7 @@ int dstore_stats(struct dstore *ds, struct dstore_stats *out)
 	MDB_stat st;
 	MDB_dbi dbis[] = { ds->db_meta, ds->db_inode, ds->db_dirent,
 			   ds->db_dircookie, ds->db_bmap, ds->db_chunk,
-			   ds->db_csimap, ds->db_dead };
+			   ds->db_csimap, ds->db_dead, ds->db_pending };
 	MDB_txn *txn;
 	int rc = rtxn_begin(ds, &txn);
 
@@ -450,7 +464,8 @@ int dstore_stats(struct dstore *ds, struct dstore_stats *out)
 		out->index_bytes += bytes;
 		if (dbis[i] == ds->db_chunk || dbis[i] == ds->db_dead)
 			out->index_chunk_bytes += bytes;
-		if (dbis[i] == ds->db_bmap || dbis[i] == ds->db_csimap)
+		if (dbis[i] == ds->db_bmap || dbis[i] == ds->db_csimap ||
+		    dbis[i] == ds->db_pending)
 			out->index_map_bytes += bytes;
 	}
 	if (!rc)

@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: LGPL-3.0-or-later
+/*
+ * FSAL_DEDUP module: registration, the server-wide DEDUP { } block, the
+ * table of open stores and the error and log glue to the store.
+ *
+ * Adapted from NFS-Ganesha FSAL_MEM, LGPL-3.0-or-later
+ * (mem_main.c, Copyright 2017-2019 Red Hat, Inc., Daniel Gryniewicz).
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fsal.h"
+#include "fsal_convert.h"
+#include "FSAL/fsal_init.h"
+#include "FSAL/fsal_commonlib.h"
+#include "city.h"
+#include "dedup_int.h"
+
+#define DEDUP_SUPPORTED_ATTRIBUTES (ATTRS_POSIX | ATTR_CREATION)
+
+/* DEDUP { } ranges */
+#define BLOCK_SIZE_MIN 4096u
+#define BLOCK_SIZE_MAX 65536u
+#define MAP_SIZE_MAX (1ull << 40)
+#define CONTAINER_SIZE_MIN (64ull << 20)
+#define CONTAINER_SIZE_MAX (64ull << 30)
+#define MAX_READERS_MIN 16u
+#define MAX_READERS_MAX 65536u
+#define HOUSEKEEPING_MAX_MS 3600000u
+
+static const char dedup_name[] = "DEDUP";
+
+struct dedup_fsal_module DEDUP = {
+	.fsal = {
+		.fs_info = {
+			.maxfilesize = INT64_MAX,
+			.maxlink = UINT32_MAX,
+			.maxnamelen = DSTORE_NAME_MAX,
+			.maxpathlen = DSTORE_SYMLINK_MAX + 1,
+			.no_trunc = true,
+			.chown_restricted = true,
+			.case_insensitive = false,
+			.case_preserving = true,
+			.link_support = true,
+			.symlink_support = true,
+			.lock_support = true,
+			.lock_support_async_block = false,
+			.named_attr = false,
+			.unique_handles = true,
+			.acl_support = 0,
+			.cansettime = true,
+			.homogenous = true,
+			.supported_attrs = DEDUP_SUPPORTED_ATTRIBUTES,
+			.maxread = FSAL_MAXIOSIZE,
+			.maxwrite = FSAL_MAXIOSIZE,
+			.umask = 0,
+			.auth_exportpath_xdev = false,
+			.link_supports_permission_checks = false,
+			.readdir_plus = true,
+			.expire_time_parent = -1,
+		}
+	}
+};
+
+/* ---------------------------------------------------------------------
+ * DEDUP { } block
+ */
+
+static int dedup_conf_commit(void *node, void *link_mem, void *self_struct,
+			     struct config_error_type *err_type)
+{
+	struct dedup_fsal_module *m = self_struct;
+
+	(void)node;
+	(void)link_mem;
+	if ((m->block_size & (m->block_size - 1)) != 0) {
+		LogCrit(COMPONENT_CONFIG,
+			"DEDUP { Block_Size = %" PRIu32
+			"; } must be a power of two (%u..%u)",
+			m->block_size, BLOCK_SIZE_MIN, BLOCK_SIZE_MAX);
+		err_type->invalid = true;
+		return 1;
+	}
+	return 0;
+}
+
+static struct config_item dedup_items[] = {
+	CONF_ITEM_UI32("Block_Size", BLOCK_SIZE_MIN, BLOCK_SIZE_MAX,
+		       DSTORE_BLOCK_SIZE_DEFAULT,
+		       dedup_fsal_module, block_size),
+	CONF_ITEM_BOOL("Verify_Reads", true, dedup_fsal_module, verify_reads),
+	CONF_ITEM_UI64("Index_Map_Size", DSTORE_MAP_SIZE_MIN, MAP_SIZE_MAX,
+		       DSTORE_MAP_SIZE_DEFAULT, dedup_fsal_module, map_size),
+	CONF_ITEM_UI64("Container_Size", CONTAINER_SIZE_MIN, CONTAINER_SIZE_MAX,
+		       DSTORE_CONTAINER_SIZE_DEFAULT, dedup_fsal_module,
+		       container_size),
+	CONF_ITEM_UI32("Max_Readers", MAX_READERS_MIN, MAX_READERS_MAX,
+		       DSTORE_MAX_READERS_DEFAULT,
+		       dedup_fsal_module, max_readers),
+	CONF_ITEM_UI32("Housekeeping_Interval", 0, HOUSEKEEPING_MAX_MS,
+		       DSTORE_RECLAIM_INTERVAL_DEFAULT,
+		       dedup_fsal_module, housekeeping_ms),
+	CONFIG_EOL
+};
+
+static struct config_block dedup_block = {
+	.dbus_interface_name = "org.ganesha.nfsd.config.fsal.dedup",
+	.blk_desc.name = "DEDUP",
+	.blk_desc.type = CONFIG_BLOCK,
+	.blk_desc.u.blk.init = noop_conf_init,
+	.blk_desc.u.blk.params = dedup_items,
+	.blk_desc.u.blk.commit = dedup_conf_commit
+};
+
+static fsal_status_t dedup_init_config(struct fsal_module *fsal_hdl,
+				       config_file_t config_struct,
+				       struct config_error_type *err_type)
+{
+	struct dedup_fsal_module *me =
+		container_of(fsal_hdl, struct dedup_fsal_module, fsal);
+
+	(void)load_config_from_parse(config_struct, &dedup_block, me, true,
+				     err_type);
+	if (!config_error_is_harmless(err_type)) {
+		/* Ganesha 4.3's range errors give the value and the line,
+		 * not the parameter's name: list what is accepted. */
+		LogCrit(COMPONENT_FSAL,
+			"DEDUP: invalid DEDUP { } block, FSAL not started. Accepted: Block_Size %u..%u (a power of two), Verify_Reads true|false, Index_Map_Size %llu..%llu, Container_Size %llu..%llu, Max_Readers %u..%u, Housekeeping_Interval 0..%u (ms; 0: off)",
+			BLOCK_SIZE_MIN, BLOCK_SIZE_MAX,
+			(unsigned long long)DSTORE_MAP_SIZE_MIN, MAP_SIZE_MAX,
+			CONTAINER_SIZE_MIN, CONTAINER_SIZE_MAX,
+			MAX_READERS_MIN, MAX_READERS_MAX, HOUSEKEEPING_MAX_MS);
+		return fsalstat(ERR_FSAL_INVAL, 0);
+	}
+
+	LogInfo(COMPONENT_FSAL,
+		"DEDUP: Block_Size %" PRIu32 ", Verify_Reads %s, Index_Map_Size %"
+		PRIu64 ", Container_Size %" PRIu64 ", Max_Readers %" PRIu32
+		", Housekeeping_Interval %" PRIu32 " ms",
+		me->block_size, me->verify_reads ? "true" : "false",
+		me->map_size, me->container_size, me->max_readers,
+		me->housekeeping_ms);
+	display_fsinfo(&me->fsal);
+	return fsalstat(ERR_FSAL_NO_ERROR, 0);
+}
+
+/* ---------------------------------------------------------------------
+ * Errors
+ */
+
+fsal_status_t dedup_status(int rc)
+{
+	if (rc >= 0)
+		return fsalstat(ERR_FSAL_NO_ERROR, 0);
+	return fsalstat(posix2fsal_error(-rc), -rc);
+}
+
+fsal_status_t dedup_status_obj(int rc)
+{
+	if (rc == -ENOENT)
+		return fsalstat(ERR_FSAL_STALE, ESTALE);
+	return dedup_status(rc);
+}
+
+/* ---------------------------------------------------------------------
+ * Open stores: one dstore per directory, shared by the exports naming it
+ */
+
+static pthread_mutex_t store_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct glist_head store_list = { &store_list, &store_list };
+
+static void dedup_store_log(void *ctx, int level, const char *msg)
+{
+	struct dedup_store *st = ctx;
+
+	switch (level) {
+	case DSTORE_LOG_ERROR:
+		LogCrit(COMPONENT_FSAL, "DEDUP store %s: %s", st->path, msg);
+		break;
+	case DSTORE_LOG_WARN:
+		LogWarn(COMPONENT_FSAL, "DEDUP store %s: %s", st->path, msg);
+		break;
+	default:
+		LogInfo(COMPONENT_FSAL, "DEDUP store %s: %s", st->path, msg);
+		break;
+	}
+}
+
+/* The path without trailing slashes, resolved if it exists. */
+static char *canonical_path(const char *path)
+{
+	char *real = realpath(path, NULL);
+	char *p;
+	size_t n;
+
+	if (real != NULL) {
+		p = gsh_strdup(real);
+		free(real);
+		return p;
+	}
+	p = gsh_strdup(path);
+	n = strlen(p);
+	while (n > 1 && p[n - 1] == '/')
+		p[--n] = '\0';
+	return p;
+}
+
+static struct dedup_store *store_find_locked(const char *path)
+{
+	struct glist_head *g;
+
+	glist_for_each(g, &store_list) {
+		struct dedup_store *st =
+			glist_entry(g, struct dedup_store, entry);
+
+		if (strcmp(st->path, path) == 0)
+			return st;
+	}
+	return NULL;
+}
+
+struct dedup_store *dedup_store_get(const char *path)
+{
+	struct dedup_store *st;
+	struct dstore_params p;
+	char err[512];
+	char *canon = canonical_path(path);
+	int rc;
+
+	PTHREAD_MUTEX_lock(&store_lock);
+	st = store_find_locked(canon);
+	if (st != NULL) {
+		st->refcount++;
+		PTHREAD_MUTEX_unlock(&store_lock);
+		gsh_free(canon);
+		LogInfo(COMPONENT_FSAL, "DEDUP: sharing open store %s",
+			st->path);
+		return st;
+	}
+
+	st = gsh_calloc(1, sizeof(*st));
+	st->path = canon;
+	dstore_params_default(&p);
+	p.block_size = DEDUP.block_size;
+	p.map_size = DEDUP.map_size;
+	p.container_size = DEDUP.container_size;
+	p.max_readers = DEDUP.max_readers;
+	p.verify_reads = DEDUP.verify_reads;
+	p.reclaim_interval_ms = DEDUP.housekeeping_ms;
+	p.read_only = false;
+	p.log = dedup_store_log;
+	p.log_ctx = st;
+	err[0] = '\0';
+	rc = dstore_open(path, &p, &st->ds, err, sizeof(err));
+	if (rc < 0) {
+		LogCrit(COMPONENT_FSAL,
+			"DEDUP: cannot open FSAL { Store = %s; }: %s",
+			path, err[0] != '\0' ? err : strerror(-rc));
+		PTHREAD_MUTEX_unlock(&store_lock);
+		gsh_free(st->path);
+		gsh_free(st);
+		return NULL;
+	}
+
+	/* The directory exists now: key the table by its real name. */
+	st->path = canonical_path(path);
+	gsh_free(canon);
+	st->refcount = 1;
+	st->block_size = dstore_block_size(st->ds);
+	st->tag = dstore_id(st->ds);
+	st->fsid.major = st->tag;
+	st->fsid.minor = DSTORE_ROOT_INO;
+	glist_add_tail(&store_list, &st->entry);
+	PTHREAD_MUTEX_unlock(&store_lock);
+
+	LogEvent(COMPONENT_FSAL,
+		 "DEDUP: opened store %s (block size %" PRIu32 ")",
+		 st->path, st->block_size);
+	return st;
+}
+
+void dedup_store_ref(struct dedup_store *st)
+{
+	PTHREAD_MUTEX_lock(&store_lock);
+	st->refcount++;
+	PTHREAD_MUTEX_unlock(&store_lock);
+}
+
+void dedup_store_put(struct dedup_store *st)
+{
+	PTHREAD_MUTEX_lock(&store_lock);
+	if (--st->refcount > 0) {
+		PTHREAD_MUTEX_unlock(&store_lock);
+		return;
+	}
+	glist_del(&st->entry);
+	/* Closed under the lock so a new export cannot open it meanwhile. */
+	dstore_close(st->ds);
+	PTHREAD_MUTEX_unlock(&store_lock);
+
+	LogEvent(COMPONENT_FSAL, "DEDUP: closed store %s", st->path);
+	gsh_free(st->path);
+	gsh_free(st);
+}
+
+/* ---------------------------------------------------------------------
+ * Registration
+ */
+
+MODULE_INIT static void dedup_fsal_init(void)
+{
+	struct fsal_module *myself = &DEDUP.fsal;
+
+	if (register_fsal(myself, dedup_name, FSAL_MAJOR_VERSION,
+			  FSAL_MINOR_VERSION, FSAL_ID_NO_PNFS) != 0) {
+		LogCrit(COMPONENT_FSAL, "DEDUP module failed to register.");
+		return;
+	}
+	myself->m_ops.create_export = dedup_create_export;
+	myself->m_ops.update_export = dedup_update_export;
+	myself->m_ops.init_config = dedup_init_config;
+	dedup_handle_ops_init(&DEDUP.handle_ops);
+}
+
+MODULE_FINI static void dedup_fsal_fini(void)
+{
+	if (unregister_fsal(&DEDUP.fsal) != 0) {
+		LogCrit(COMPONENT_FSAL,
+			"DEDUP: unable to unload FSAL. Dying with extreme prejudice.");
+		abort();
+	}
+}

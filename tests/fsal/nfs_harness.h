@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Helpers for the FSAL integration tests: they run under scripts/ganesha-run,
+ * which starts ganesha.nfsd and passes its address and controls in the
+ * environment (NFS_URL_BASE, NFS_URL_OPTS, GANESHA_CTL, GANESHA_FSAL,
+ * SEACACHE_STORE).  The client is libnfs.
+ */
+#ifndef SC_NFS_HARNESS_H
+#define SC_NFS_HARNESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <nfsc/libnfs.h>
+
+#define NH_KIB ((size_t)1024)
+#define NH_MIB ((size_t)1024 * 1024)
+/* libnfs 4.0 fails NFSv4 WRITEs above ~3.9 KB in the client. */
+#define NH_V4_WRITE_MAX 2048u
+
+/* Environment variable NAME; a missing one fails the test program. */
+const char *nh_env(const char *name);
+/* true when the export is FSAL_DEDUP (GANESHA_FSAL=dedup) */
+bool nh_is_dedup(void);
+
+/*
+ * Mount the export over NFSv3 or v4.  Auto-reconnect is off (a server that
+ * went away fails the call instead of hanging) and libnfs's directory
+ * cache is off.  Exits the program on failure.
+ */
+struct nfs_context *nh_mount(int version);
+/* Like nh_mount, returning NULL and printing the reason on failure. */
+struct nfs_context *nh_try_mount(int version, bool autoreconnect);
+void nh_umount(struct nfs_context *nfs);
+
+/* $GANESHA_CTL ARG (start, stop, restart, kill9); returns its exit status. */
+int nh_ctl(const char *arg);
+/* Run argv; stdout into *out (NUL-terminated, malloc'ed); exit status or -1. */
+int nh_run(char *const argv[], char **out);
+
+/*
+ * seacachectl: path from $SEACACHECTL (set by CTest), NULL when the
+ * program is not built.  Runs with ganesha stopped for the duration and
+ * started again afterwards.
+ */
+const char *nh_seacachectl(void);
+int nh_seacachectl_run(const char *cmd, char **out); /* "stats --json", "gc", "fsck" */
+/* The value of "key": NUMBER in a flat JSON object; 0 if found. */
+int nh_json_u64(const char *json, const char *key, uint64_t *v);
+int nh_json_double(const char *json, const char *key, double *v);
+
+/* xoshiro256** seeded by splitmix64 */
+struct nh_rng {
+	uint64_t s[4];
+};
+void nh_rng_seed(struct nh_rng *r, uint64_t seed);
+uint64_t nh_rng_next(struct nh_rng *r);
+uint64_t nh_rng_below(struct nh_rng *r, uint64_t n);
+void nh_rng_fill(struct nh_rng *r, void *buf, size_t len);
+/* LEN pseudo-random bytes determined by SEED alone. */
+void nh_fill_seeded(void *buf, size_t len, uint64_t seed);
+uint64_t nh_mix(uint64_t a, uint64_t b);
+
+/*
+ * Whole-file I/O.  Every call returns 0 or a negative errno and prints what
+ * failed.  Writes go in pieces of PIECE bytes (v3: up to the server's
+ * maximum; v4: at most NH_V4_WRITE_MAX), then COMMIT (fsync).
+ */
+int nh_write_file(struct nfs_context *nfs, const char *path, const void *buf,
+		  size_t len, size_t piece);
+int nh_pwrite_all(struct nfs_context *nfs, struct nfsfh *fh, uint64_t off,
+		  const void *buf, size_t len, size_t piece);
+/* The server's READ maximum (64 KiB where libnfs does not know it). */
+size_t nh_readmax(struct nfs_context *nfs);
+/* Reads until LEN bytes or end of file; *got is the count read. */
+int nh_pread_all(struct nfs_context *nfs, struct nfsfh *fh, uint64_t off,
+		 void *buf, size_t len, size_t piece, size_t *got);
+/* Read PATH whole (its size from a stat) into a malloc'ed buffer. */
+int nh_read_file(struct nfs_context *nfs, const char *path, void **buf,
+		 size_t *len);
+/* 0 when PATH holds exactly BUF[0..LEN); prints the first difference. */
+int nh_check_file(struct nfs_context *nfs, const char *path, const void *buf,
+		  size_t len);
+/* Index of the first differing byte of a and b, or len when equal. */
+size_t nh_first_diff(const void *a, const void *b, size_t len);
+
+/* FILE_SYNC WRITE3 of one piece (at most the server's maximum), raw RPC. */
+int nh_write_filesync(struct nfs_context *nfs, struct nfsfh *fh,
+		      uint64_t off, const void *buf, uint32_t len);
+
+/* Handle bytes of an open file (libnfs 4.0 keeps them opaque). */
+struct nh_fh {
+	uint32_t len;
+	const char *val;
+};
+struct nh_fh nh_fh_of(struct nfsfh *fh);
+/* Block until the raw RPC call that sets *done completes. */
+int nh_rpc_wait(struct nfs_context *nfs, const int *done);
+
+/*
+ * Raw READDIRPLUS3 from COOKIE with verifier VERF (8 bytes, updated) in
+ * replies of at most MAXCOUNT bytes, until EOF: every entry but "." and ".."
+ * into *ents (malloc'ed).  Returns the entry count or a negative errno;
+ * *calls is the number of calls made.
+ */
+struct nh_dirent {
+	char name[256];
+	uint64_t fileid;
+	uint64_t cookie;
+};
+int nh_readdirplus_all(struct nfs_context *nfs, struct nfsfh *dir, uint64_t cookie,
+		       char verf[8], uint32_t maxcount, struct nh_dirent **ents, int *calls);
+
+/* recursive removal of a directory tree on the export; ignores ENOENT */
+int nh_rm_rf(struct nfs_context *nfs, const char *path);
+
+#endif
