@@ -122,7 +122,7 @@ static int block_current(struct dstore *ds, MDB_txn *txn, uint64_t ino,
 		return 0;
 	}
 	if (!rc)
-		rc = chunk_get(ds, txn, &h, &c);
+		rc = chunk_find(ds, txn, NULL, &h, &c);
 	if (rc == -ENOENT)
 		rc = -EUCLEAN;
 	return rc ? rc : block_read_verified(ds, &c, &h, buf);
@@ -164,7 +164,7 @@ static int read_plan(struct dstore *ds, MDB_txn *txn, uint64_t ino,
 		rc = bmap_iter_next(&it, &b.lbn, &b.h);
 		if (rc || b.lbn > last)
 			break;
-		rc = chunk_get(ds, txn, &b.h, &c);
+		rc = chunk_find(ds, txn, NULL, &b.h, &c);
 		if (rc) {
 			dstore_logf(ds, DSTORE_LOG_ERROR,
 				    "inode %llu block %llu maps to a chunk that is not stored: run seacachectl fsck",
@@ -319,7 +319,7 @@ static int plan_classify(struct dstore *ds, MDB_txn *txn, uint64_t ino,
 			p[i].kind = PLAN_SILENT;
 			continue;
 		}
-		rc = chunk_get(ds, txn, &p[i].h, &c);
+		rc = chunk_find(ds, txn, NULL, &p[i].h, &c);
 		if (rc && rc != -ENOENT)
 			return rc;
 		p[i].kind = rc == 0 || plan_stores_earlier(p, i) ? PLAN_KNOWN :
@@ -373,7 +373,7 @@ static int intent_apply(struct wtxn *w, struct write_intent *in)
 
 	for (size_t i = 0; !rc && i < in->n; i++)
 		if (in->plan[i].kind == PLAN_KNOWN &&
-		    chunk_get(w->ds, w->txn, &in->plan[i].h, &c) == -ENOENT &&
+		    chunk_find(w->ds, w->txn, w, &in->plan[i].h, &c) == -ENOENT &&
 		    !plan_stores_earlier(in->plan, i))
 			rc = -EAGAIN;
 	if (rc)

@@ -14,6 +14,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include <uthash.h>
+
 #include "dstore.h"
 
 #define DSTORE_MAGIC 0x5343445354523031ull	/* "SCDSTR01" */
@@ -86,6 +88,16 @@ struct chunk_rec {
 	uint32_t check;
 } __attribute__((packed));
 
+/*
+ * A chunk stored by a committed transaction whose chunk index insert is
+ * still a pending delta: found here until the delta is applied.
+ */
+struct fresh_chunk {
+	struct sc_hash h;
+	struct chunk_rec c;
+	UT_hash_handle hh;
+};
+
 struct dstore {
 	char *dir;
 	MDB_env *env;
@@ -133,6 +145,10 @@ struct dstore {
 	pthread_mutex_t reclaimer_lock;
 	pthread_cond_t reclaimer_cond;
 
+	/* pending.c: fresh chunks; readers look here under reclaim_lock */
+	pthread_mutex_t fresh_lock;
+	struct fresh_chunk *fresh;
+
 	pthread_key_t hasher_key;
 	/* counted in memory, folded into the counters by the next commit */
 	_Atomic uint64_t silent_pending;
@@ -153,6 +169,11 @@ struct wtxn {
 	/* deltas of this transaction, one pending record at its end */
 	uint8_t *delta;
 	size_t delta_len, delta_cap;
+	/* chunks this transaction stored: fresh once it commits */
+	struct fresh_chunk *fresh_new;
+	/* fresh chunks this transaction put in the chunk index */
+	struct sc_hash *applied;
+	size_t n_applied, cap_applied;
 };
 
 int idx_err(struct dstore *ds, int rc, const char *what);
@@ -211,8 +232,16 @@ int bmap_iter_start(struct dstore *ds, MDB_txn *txn, struct bmap_iter *it,
 		    uint64_t ino, uint64_t lbn);
 int bmap_iter_next(struct bmap_iter *it, uint64_t *lbn, struct sc_hash *h);
 void bmap_iter_end(struct bmap_iter *it);
+/* The chunk index only. */
 int chunk_get(struct dstore *ds, MDB_txn *txn, const struct sc_hash *h,
 	      struct chunk_rec *c);
+/*
+ * Is content h stored, and where: the chunk index as txn sees it, the
+ * fresh chunks, and (w not NULL) those w itself stored.  Readers hold
+ * reclaim_lock shared from before txn began.
+ */
+int chunk_find(struct dstore *ds, MDB_txn *txn, const struct wtxn *w,
+	       const struct sc_hash *h, struct chunk_rec *c);
 /*
  * Makes sure content h is stored, for a mapping about to be made.  slot is
  * where the writer stored h's data (DSTORE_NO_SLOT if it relied on the
@@ -239,8 +268,13 @@ int csimap_set(struct wtxn *w, const struct sc_hash *h, uint64_t ino,
 /* pending.c: reference counts and CSI-Map entries, applied later */
 int delta_add(struct wtxn *w, uint64_t ino, uint64_t lbn,
 	      const struct sc_hash *old, const struct sc_hash *new_h);
+int delta_add_chunk(struct wtxn *w, const struct sc_hash *h,
+		    const struct chunk_rec *c);
 int delta_flush(struct wtxn *w);
 void delta_free(struct wtxn *w);
+/* After w committed: publish its new chunks, retire the applied ones. */
+void fresh_commit(struct wtxn *w);
+void fresh_free_all(struct dstore *ds);
 /* Pending deltas that make a writer apply them in its batch. */
 #define PENDING_APPLY_AT (1u << 18)
 /* Applies every pending delta inside w. */

@@ -90,8 +90,11 @@ int wtxn_end(struct wtxn *w, int rc)
 		wtxn_abort(w);
 		return rc;
 	}
+	rc = idx_err(ds, mdb_txn_commit(w->txn), "index commit");
+	if (!rc)
+		fresh_commit(w);
 	delta_free(w);
-	return idx_err(ds, mdb_txn_commit(w->txn), "index commit");
+	return rc;
 }
 
 void key_u64(uint8_t out[8], uint64_t v)
@@ -501,7 +504,7 @@ int chunk_ref(struct wtxn *w, const struct sc_hash *h, uint64_t slot,
 	      uint32_t check)
 {
 	struct chunk_rec c;
-	int rc = chunk_get(w->ds, w->txn, h, &c);
+	int rc = chunk_find(w->ds, w->txn, w, h, &c);
 
 	if (rc == 0) {
 		w->c.dedup_writes++;
@@ -512,12 +515,13 @@ int chunk_ref(struct wtxn *w, const struct sc_hash *h, uint64_t slot,
 		return rc;
 	if (slot == DSTORE_NO_SLOT)
 		return -EAGAIN;
+	/* into the chunk index when the pending delta is applied */
 	c.slot = slot;
 	c.refs = 0;
 	c.check = check;
 	w->c.chunks++;
 	w->c.data_writes++;
-	return chunk_put(w, h, &c);
+	return delta_add_chunk(w, h, &c);
 }
 
 int csimap_set(struct wtxn *w, const struct sc_hash *h, uint64_t ino,

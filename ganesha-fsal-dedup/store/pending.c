@@ -22,8 +22,15 @@
  *     applied: they may miss the newest holders; every holder they return
  *     is confirmed against the block map.
  *
- * Record: key = sequence number; value = entries of
- *   ino u64, lbn u64, flags u8 (DELTA_OLD, DELTA_NEW), [old hash], [new hash]
+ * New contents are deferred the same way: a chunk a transaction stores
+ * goes into the chunk index when its delta is applied; until then it is a
+ * "fresh" chunk, found in memory (struct fresh_chunk) by every lookup.  The
+ * table holds exactly the chunks of pending deltas, so its size is bounded
+ * by PENDING_APPLY_AT; opening a store applies what a crash left pending.
+ *
+ * Record: key = sequence number; value = entries, each a flags byte then
+ *   DELTA_CHUNK:          hash, slot u64, check u32      (a new chunk)
+ *   DELTA_OLD/DELTA_NEW:  ino u64, lbn u64, [old hash], [new hash]
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -33,10 +40,11 @@
 
 #define DELTA_OLD 1u
 #define DELTA_NEW 2u
-#define DELTA_MAX (8 + 8 + 1 + 2 * SC_HASH_LEN)
+#define DELTA_CHUNK 4u
+#define DELTA_MAX (1 + 8 + 8 + 2 * SC_HASH_LEN)
 
-int delta_add(struct wtxn *w, uint64_t ino, uint64_t lbn,
-	      const struct sc_hash *old, const struct sc_hash *new_h)
+/* Room for one more entry; where it goes. */
+static uint8_t *delta_room(struct wtxn *w)
 {
 	uint8_t *p;
 
@@ -45,14 +53,45 @@ int delta_add(struct wtxn *w, uint64_t ino, uint64_t lbn,
 
 		p = realloc(w->delta, cap);
 		if (!p)
-			return -ENOMEM;
+			return NULL;
 		w->delta = p;
 		w->delta_cap = cap;
 	}
-	p = w->delta + w->delta_len;
-	memcpy(p, &ino, 8);
-	memcpy(p + 8, &lbn, 8);
-	p[16] = (uint8_t)((old ? DELTA_OLD : 0) | (new_h ? DELTA_NEW : 0));
+	return w->delta + w->delta_len;
+}
+
+int delta_add_chunk(struct wtxn *w, const struct sc_hash *h,
+		    const struct chunk_rec *c)
+{
+	struct fresh_chunk *fc = malloc(sizeof(*fc));
+	uint8_t *p = delta_room(w);
+
+	if (!fc || !p) {
+		free(fc);
+		return -ENOMEM;
+	}
+	fc->h = *h;
+	fc->c = *c;
+	HASH_ADD(hh, w->fresh_new, h, sizeof(fc->h), fc);
+	p[0] = DELTA_CHUNK;
+	memcpy(p + 1, h->b, SC_HASH_LEN);
+	memcpy(p + 1 + SC_HASH_LEN, &c->slot, 8);
+	memcpy(p + 9 + SC_HASH_LEN, &c->check, 4);
+	w->delta_len += 13 + SC_HASH_LEN;
+	w->cur.pending_deltas++;
+	return 0;
+}
+
+int delta_add(struct wtxn *w, uint64_t ino, uint64_t lbn,
+	      const struct sc_hash *old, const struct sc_hash *new_h)
+{
+	uint8_t *p = delta_room(w);
+
+	if (!p)
+		return -ENOMEM;
+	p[0] = (uint8_t)((old ? DELTA_OLD : 0) | (new_h ? DELTA_NEW : 0));
+	memcpy(p + 1, &ino, 8);
+	memcpy(p + 9, &lbn, 8);
 	p += 17;
 	if (old) {
 		memcpy(p, old->b, SC_HASH_LEN);
@@ -80,101 +119,264 @@ int delta_flush(struct wtxn *w)
 				      MDB_APPEND), "pending deltas");
 }
 
+static void fresh_table_free(struct fresh_chunk **table)
+{
+	struct fresh_chunk *fc, *tmp;
+
+	HASH_ITER(hh, *table, fc, tmp) {
+		HASH_DEL(*table, fc);
+		free(fc);
+	}
+}
+
 void delta_free(struct wtxn *w)
 {
 	free(w->delta);
 	w->delta = NULL;
 	w->delta_len = w->delta_cap = 0;
+	fresh_table_free(&w->fresh_new);
+	free(w->applied);
+	w->applied = NULL;
+	w->n_applied = w->cap_applied = 0;
 }
 
-/* Contents that reached zero references while applying: freed at the end
- * if they are still at zero then. */
-struct zero_list {
-	struct sc_hash *h;
+void fresh_free_all(struct dstore *ds)
+{
+	fresh_table_free(&ds->fresh);
+}
+
+int chunk_find(struct dstore *ds, MDB_txn *txn, const struct wtxn *w,
+	       const struct sc_hash *h, struct chunk_rec *c)
+{
+	struct fresh_chunk *fc = NULL;
+
+	if (w)
+		HASH_FIND(hh, w->fresh_new, h, sizeof(*h), fc);
+	if (!fc) {
+		pthread_mutex_lock(&ds->fresh_lock);
+		HASH_FIND(hh, ds->fresh, h, sizeof(*h), fc);
+		if (fc)
+			*c = fc->c;
+		pthread_mutex_unlock(&ds->fresh_lock);
+		if (fc)
+			return 0;
+	} else {
+		*c = fc->c;
+		return 0;
+	}
+	return chunk_get(ds, txn, h, c);
+}
+
+void fresh_commit(struct wtxn *w)
+{
+	struct dstore *ds = w->ds;
+	struct fresh_chunk *fc, *tmp, *old;
+
+	pthread_mutex_lock(&ds->fresh_lock);
+	HASH_ITER(hh, w->fresh_new, fc, tmp) {
+		HASH_DEL(w->fresh_new, fc);
+		HASH_FIND(hh, ds->fresh, &fc->h, sizeof(fc->h), old);
+		if (old)
+			free(fc);	/* cannot happen: found before storing */
+		else
+			HASH_ADD(hh, ds->fresh, h, sizeof(fc->h), fc);
+	}
+	pthread_mutex_unlock(&ds->fresh_lock);
+	if (w->n_applied == 0)
+		return;
+	/* a reader may hold a snapshot from before the chunks were indexed */
+	pthread_rwlock_wrlock(&ds->reclaim_lock);
+	pthread_mutex_lock(&ds->fresh_lock);
+	for (size_t i = 0; i < w->n_applied; i++) {
+		HASH_FIND(hh, ds->fresh, &w->applied[i], sizeof(w->applied[i]),
+			  fc);
+		if (fc) {
+			HASH_DEL(ds->fresh, fc);
+			free(fc);
+		}
+	}
+	pthread_mutex_unlock(&ds->fresh_lock);
+	pthread_rwlock_unlock(&ds->reclaim_lock);
+}
+
+/*
+ * One operation of a delta, for sorting: everything about one content
+ * then lies together, in log order, so each content's chunk record is read
+ * and written once and the CSI-Map is walked in key order.
+ */
+enum op_kind { OP_CHUNK, OP_DROP, OP_ADD };
+
+struct delta_op {
+	struct sc_hash h;
+	uint64_t seq;		/* log order */
+	uint64_t ino, lbn;	/* OP_DROP, OP_ADD */
+	struct chunk_rec c;	/* OP_CHUNK */
+	uint8_t kind;
+};
+
+struct op_list {
+	struct delta_op *op;
 	size_t n, cap;
 };
 
-static int refs_move(struct wtxn *w, const struct sc_hash *h, int d,
-		     struct zero_list *z)
+static struct delta_op *op_new(struct op_list *l)
 {
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 4096;
+		struct delta_op *o = realloc(l->op, cap * sizeof(*o));
+
+		if (!o)
+			return NULL;
+		l->op = o;
+		l->cap = cap;
+	}
+	return &l->op[l->n++];
+}
+
+static int op_cmp(const void *a, const void *b)
+{
+	const struct delta_op *x = a, *y = b;
+	int c = memcmp(x->h.b, y->h.b, SC_HASH_LEN);
+
+	if (c)
+		return c;
+	/* a content's chunk entry before its mappings, then log order */
+	if ((x->kind == OP_CHUNK) != (y->kind == OP_CHUNK))
+		return x->kind == OP_CHUNK ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The entries of one pending record, appended to l. */
+static int record_parse(const uint8_t *p, size_t len, struct op_list *l)
+{
+	const uint8_t *end = p + len;
+	struct delta_op *o;
+	uint64_t ino, lbn;
+	uint8_t flags;
+
+	while (p < end) {
+		flags = *p++;
+		if (flags == DELTA_CHUNK) {
+			if ((size_t)(end - p) < SC_HASH_LEN + 12)
+				return -EUCLEAN;
+			o = op_new(l);
+			if (!o)
+				return -ENOMEM;
+			o->kind = OP_CHUNK;
+			o->seq = l->n;
+			memcpy(o->h.b, p, SC_HASH_LEN);
+			memcpy(&o->c.slot, p + SC_HASH_LEN, 8);
+			memcpy(&o->c.check, p + SC_HASH_LEN + 8, 4);
+			o->c.refs = 0;
+			p += SC_HASH_LEN + 12;
+			continue;
+		}
+		if (end - p < 16 || (flags & ~(DELTA_OLD | DELTA_NEW)) ||
+		    (size_t)(end - p - 16) < SC_HASH_LEN *
+			    (size_t)(!!(flags & DELTA_OLD) + !!(flags & DELTA_NEW)))
+			return -EUCLEAN;
+		memcpy(&ino, p, 8);
+		memcpy(&lbn, p + 8, 8);
+		p += 16;
+		for (unsigned int bit = DELTA_OLD; bit <= DELTA_NEW; bit <<= 1) {
+			if (!(flags & bit))
+				continue;
+			o = op_new(l);
+			if (!o)
+				return -ENOMEM;
+			o->kind = bit == DELTA_OLD ? OP_DROP : OP_ADD;
+			o->seq = l->n;
+			o->ino = ino;
+			o->lbn = lbn;
+			memcpy(o->h.b, p, SC_HASH_LEN);
+			p += SC_HASH_LEN;
+		}
+	}
+	return 0;
+}
+
+/* A fresh chunk is in the index from now on: retired from memory at commit. */
+static int applied_note(struct wtxn *w, const struct sc_hash *h)
+{
+	if (w->n_applied == w->cap_applied) {
+		size_t cap = w->cap_applied ? 2 * w->cap_applied : 256;
+		struct sc_hash *a = realloc(w->applied, cap * sizeof(*a));
+
+		if (!a)
+			return -ENOMEM;
+		w->applied = a;
+		w->cap_applied = cap;
+	}
+	w->applied[w->n_applied++] = *h;
+	return 0;
+}
+
+/* Applies the operations op[0..n) of one content. */
+static int content_apply(struct wtxn *w, const struct delta_op *op, size_t n)
+{
+	const struct sc_hash *h = &op[0].h;
+	char hex[2 * SC_HASH_LEN + 1];
 	struct chunk_rec c;
+	MDB_val k = { SC_HASH_LEN, (void *)h->b };
+	int64_t refs;
+	size_t i = 0;
 	int rc = chunk_get(w->ds, w->txn, h, &c);
 
+	if (op[0].kind == OP_CHUNK) {
+		if (rc == -ENOENT) {
+			c = op[0].c;
+			rc = 0;
+		}
+		i = 1;
+		if (!rc)
+			rc = applied_note(w, h);
+	}
 	if (rc == -ENOENT) {
-		char hex[2 * SC_HASH_LEN + 1];
-
 		sc_hash_to_hex(h, hex);
 		dstore_logf(w->ds, DSTORE_LOG_ERROR,
-			    "a block map change names chunk %s, which is not stored: run seacachectl fsck",
+			    "block map changes name chunk %s, which is not stored: run seacachectl fsck",
 			    hex);
 		return 0;	/* fsck repairs counts; go on with the rest */
 	}
 	if (rc)
 		return rc;
-	if (d < 0 && c.refs == 0) {
+	refs = (int64_t)c.refs;
+	for (; !rc && i < n; i++) {
+		bool add = op[i].kind == OP_ADD;
+
+		refs += add ? 1 : -1;
+		rc = csimap_set(w, h, op[i].ino, op[i].lbn, add);
+		if (rc == -ENOENT)	/* dropped already */
+			rc = 0;
+	}
+	if (rc)
+		return rc;
+	if (refs < 0) {
+		sc_hash_to_hex(h, hex);
 		dstore_logf(w->ds, DSTORE_LOG_ERROR,
-			    "a reference count would go below zero: run seacachectl fsck");
-		return 0;
+			    "chunk %s: reference count below zero: run seacachectl fsck",
+			    hex);
+		refs = 0;
 	}
-	c.refs = d < 0 ? c.refs - 1 : c.refs + 1;
-	if (c.refs == 0) {
-		if (z->n == z->cap) {
-			size_t cap = z->cap ? 2 * z->cap : 256;
-			struct sc_hash *nh = realloc(z->h, cap * sizeof(*nh));
-
-			if (!nh)
-				return -ENOMEM;
-			z->h = nh;
-			z->cap = cap;
-		}
-		z->h[z->n++] = *h;
+	if (refs > 0) {
+		c.refs = (uint64_t)refs;
+		return chunk_put(w, h, &c);
 	}
-	return chunk_put(w, h, &c);
-}
-
-static int record_apply(struct wtxn *w, const uint8_t *p, size_t len,
-			struct zero_list *z)
-{
-	const uint8_t *end = p + len;
-	struct sc_hash old, nh;
-	uint64_t ino, lbn;
-	uint8_t flags;
-	int rc = 0;
-
-	while (!rc && p < end) {
-		if (end - p < 17)
-			return -EUCLEAN;
-		memcpy(&ino, p, 8);
-		memcpy(&lbn, p + 8, 8);
-		flags = p[16];
-		p += 17;
-		if ((size_t)(end - p) < SC_HASH_LEN * (size_t)(!!(flags & DELTA_OLD) +
-							 !!(flags & DELTA_NEW)))
-			return -EUCLEAN;
-		if (flags & DELTA_OLD) {
-			memcpy(old.b, p, SC_HASH_LEN);
-			p += SC_HASH_LEN;
-			rc = refs_move(w, &old, -1, z);
-			if (!rc)
-				rc = csimap_set(w, &old, ino, lbn, false);
-			if (rc == -ENOENT)	/* already gone */
-				rc = 0;
-		}
-		if (!rc && (flags & DELTA_NEW)) {
-			memcpy(nh.b, p, SC_HASH_LEN);
-			p += SC_HASH_LEN;
-			rc = refs_move(w, &nh, +1, z);
-			if (!rc)
-				rc = csimap_set(w, &nh, ino, lbn, true);
-		}
-	}
-	return rc;
+	/* no block maps this content any more */
+	rc = idx_err(w->ds, mdb_del(w->txn, w->ds->db_chunk, &k, NULL),
+		     "chunk index");
+	if (rc == -ENOENT)
+		rc = 0;	/* a fresh chunk overwritten before it was indexed */
+	if (rc)
+		return rc;
+	w->c.chunks--;
+	return slot_mark_dead(w, c.slot);
 }
 
 int pending_apply(struct wtxn *w)
 {
 	struct dstore *ds = w->ds;
-	struct zero_list z = { 0 };
+	struct op_list l = { 0 };
 	MDB_cursor *cur;
 	MDB_val k, v;
 	int rc;
@@ -186,7 +388,7 @@ int pending_apply(struct wtxn *w)
 		return rc;
 	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
 	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		rc = record_apply(w, v.mv_data, v.mv_size, &z);
+		rc = record_parse(v.mv_data, v.mv_size, &l);
 		if (rc == -EUCLEAN)
 			dstore_logf(ds, DSTORE_LOG_ERROR,
 				    "malformed pending delta record: run seacachectl fsck");
@@ -196,22 +398,16 @@ int pending_apply(struct wtxn *w)
 	mdb_cursor_close(cur);
 	rc = rc == MDB_NOTFOUND ? 0 : idx_err(ds, rc, "pending deltas");
 	if (!rc)
+		qsort(l.op, l.n, sizeof(*l.op), op_cmp);
+	for (size_t i = 0, j; !rc && i < l.n; i = j) {
+		for (j = i + 1; j < l.n && sc_hash_eq(&l.op[j].h, &l.op[i].h); j++)
+			;
+		rc = content_apply(w, &l.op[i], j - i);
+	}
+	free(l.op);
+	if (!rc)
 		rc = idx_err(ds, mdb_drop(w->txn, ds->db_pending, 0),
 			     "pending deltas");
-	for (size_t i = 0; !rc && i < z.n; i++) {
-		struct chunk_rec c;
-		MDB_val kc = { SC_HASH_LEN, z.h[i].b };
-
-		if (chunk_get(ds, w->txn, &z.h[i], &c) || c.refs != 0)
-			continue;	/* referenced again, or freed already */
-		rc = idx_err(ds, mdb_del(w->txn, ds->db_chunk, &kc, NULL),
-			     "chunk index");
-		if (!rc) {
-			w->c.chunks--;
-			rc = slot_mark_dead(w, c.slot);
-		}
-	}
-	free(z.h);
 	if (!rc)
 		w->cur.pending_deltas = 0;
 	return rc;

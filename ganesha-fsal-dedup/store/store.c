@@ -380,7 +380,8 @@ int dstore_open(const char *dir, const struct dstore_params *p,
 	ds->log = p->log;
 	ds->log_ctx = p->log_ctx;
 	ds->lock_fd = -1;
-	rc = pthread_mutex_init(&ds->cont_lock, NULL) ? -ENOMEM : 0;
+	rc = pthread_mutex_init(&ds->cont_lock, NULL) ||
+	     pthread_mutex_init(&ds->fresh_lock, NULL) ? -ENOMEM : 0;
 	if (!rc)
 		rc = pthread_key_create(&ds->hasher_key, hasher_free) ? -EAGAIN : 0;
 	if (!rc)
@@ -396,6 +397,9 @@ int dstore_open(const char *dir, const struct dstore_params *p,
 		rc = store_open_index(ds, p, err, errlen);
 	if (!rc)
 		rc = containers_open(ds);
+	/* what a crash left pending: fresh chunks live in memory only */
+	if (!rc && !ds->read_only)
+		rc = dstore_apply_pending(ds);
 	if (!rc)
 		rc = reclaimer_start(ds, p->reclaim_interval_ms);
 	if (rc) {
@@ -428,6 +432,7 @@ void dstore_close(struct dstore *ds)
 		mdb_env_close(ds->env);
 	}
 	containers_close(ds);
+	fresh_free_all(ds);
 	if (ds->lock_fd >= 0)
 		close(ds->lock_fd);
 	h = pthread_getspecific(ds->hasher_key);
@@ -435,6 +440,7 @@ void dstore_close(struct dstore *ds)
 	pthread_key_delete(ds->hasher_key);
 	data_fini(ds);
 	pthread_mutex_destroy(&ds->cont_lock);
+	pthread_mutex_destroy(&ds->fresh_lock);
 	free(ds->dir);
 	free(ds);
 }
