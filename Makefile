@@ -9,23 +9,29 @@ LAB_ARGS   ?=
 FUZZ_SECONDS ?= 600
 
 .PHONY: all deps deps-kernel build build-asan test test-unit test-kernel \
-	lab bench checkpatch fuzz clean help
+	test-fsal lab bench bench-fsal checkpatch fuzz clean help
 
 all: build
 
 help:
 	@echo "make lab          run the main job: the core demo on a generated VDI storm"
-	@echo "make test         all tests: unit (plain and ASan+UBSan), a short fuzz run, kernel (QEMU guest)"
+	@echo "make test         all tests: unit (plain and ASan+UBSan), a short fuzz run, kernel (QEMU guest),"
+	@echo "                  FSAL (a real ganesha.nfsd with FSAL_VFS and FSAL_DEDUP)"
 	@echo "make test-unit    unit tests only (plain and ASan+UBSan)"
 	@echo "make test-kernel  kernel tests only"
-	@echo "make bench        speed and memory of the core and the CSI codec and transport"
+	@echo "make test-fsal    FSAL tests only (ganesha.nfsd in private namespaces, libnfs client)"
+	@echo "make bench        speed and memory of the core, the CSI codec and transport, the dedup"
+	@echo "                  store (dstore-bench) and NFS over FSAL_VFS vs FSAL_DEDUP"
+	@echo "make bench-fsal   NFS over FSAL_VFS vs FSAL_DEDUP only (scripts/fsal-bench)"
 	@echo "make checkpatch   kernel style check of everything compiled into a module"
 	@echo "make fuzz         libFuzzer on every CSI decoder, FUZZ_SECONDS (600) per target"
-	@echo "make clean        remove build outputs (the kernel cache in /var/cache/seacache stays)"
+	@echo "make clean        remove build outputs (the kernel and Ganesha caches in /var/cache/seacache stay)"
 	@echo "LAB_ARGS='--help' make lab   shows the demo's options"
 
+# build: compilers and libraries; ganesha: ganesha.nfsd, libnfs and what
+# building FSAL_DEDUP needs (part of every non-sanitizer build).
 deps:
-	@scripts/install-deps build
+	@scripts/install-deps build ganesha
 
 deps-kernel:
 	@scripts/install-deps kernel
@@ -39,8 +45,8 @@ build-asan: deps
 		-DSEACACHE_SANITIZE=ON >/dev/null
 	@cmake --build $(ASAN_BUILD)
 
-# The sanitizer run first, the full run (unit + kernel) last: its summary
-# is the closing line.
+# The sanitizer run first, the full run (unit, protocol, kernel, fsal) last:
+# its summary is the closing line.
 test: deps-kernel build build-asan
 	@scripts/install-deps fuzz
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure
@@ -53,11 +59,19 @@ test-unit: build build-asan
 test-kernel: deps-kernel build
 	ctest --test-dir $(BUILD) --output-on-failure -L kernel
 
+test-fsal: build
+	ctest --test-dir $(BUILD) --output-on-failure -L fsal
+
 lab: build
 	$(BUILD)/tools/core-demo/seacache-core-demo $(LAB_ARGS)
 
 bench: build
 	scripts/bench $(BUILD)
+	$(BUILD)/tools/bench/dstore-bench
+	scripts/fsal-bench --build $(BUILD)
+
+bench-fsal: build
+	scripts/fsal-bench --build $(BUILD)
 
 checkpatch:
 	@scripts/install-deps style

@@ -8,7 +8,7 @@
  *
  * stats reads a live store (the server may be running); fsck and gc need
  * the store to themselves (stop ganesha.nfsd first; a running server
- * reclaims by itself every Reclaim_Interval).
+ * reclaims by itself every Housekeeping_Interval).
  */
 #include <errno.h>
 #include <getopt.h>
