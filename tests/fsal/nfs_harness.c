@@ -88,6 +88,28 @@ void nh_umount(struct nfs_context *nfs)
 		nfs_destroy_context(nfs);
 }
 
+int nh_suite_setup(const char *dir, struct nfs_context **v3, struct nfs_context **v4)
+{
+	*v3 = nh_mount(3);
+	if (v4)
+		*v4 = nh_mount(4);
+	if (nh_rm_rf(*v3, dir) < 0 || nfs_mkdir(*v3, dir) < 0) {
+		fprintf(stderr, "nfs-harness: cannot make %s: %s\n", dir, nfs_get_error(*v3));
+		return -1;
+	}
+	return 0;
+}
+
+void nh_suite_teardown(struct nfs_context **v3, struct nfs_context **v4)
+{
+	if (v4) {
+		nh_umount(*v4);
+		*v4 = NULL;
+	}
+	nh_umount(*v3);
+	*v3 = NULL;
+}
+
 int nh_run(char *const argv[], char **out)
 {
 	int pfd[2] = { -1, -1 };

@@ -34,6 +34,15 @@ struct nfs_context *nh_mount(int version);
 struct nfs_context *nh_try_mount(int version, bool autoreconnect);
 void nh_umount(struct nfs_context *nfs);
 
+/*
+ * A suite's setup: mount NFSv3 into *v3 and, when V4 is not NULL, NFSv4
+ * into *v4 (exits the program on failure), then remove DIR and make it
+ * again, empty.  0, or -1 with the reason printed.
+ */
+int nh_suite_setup(const char *dir, struct nfs_context **v3, struct nfs_context **v4);
+/* Unmount what nh_suite_setup mounted (V4 may be NULL) and clear the pointers. */
+void nh_suite_teardown(struct nfs_context **v3, struct nfs_context **v4);
+
 /* $GANESHA_CTL ARG (start, stop, restart, kill9); returns its exit status. */
 int nh_ctl(const char *arg);
 /* Run argv; stdout into *out (NUL-terminated, malloc'ed); exit status or -1. */

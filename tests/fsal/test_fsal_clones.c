@@ -196,16 +196,13 @@ static int setup(void **state)
 		nclones = atoi(getenv("FSAL_CLONES"));
 	if (getenv("FSAL_IMAGE_MIB"))
 		img_size = strtoull(getenv("FSAL_IMAGE_MIB"), NULL, 10) * NH_MIB;
-	v3 = nh_mount(3);
-	if (nh_rm_rf(v3, D) < 0 || nfs_mkdir(v3, D) < 0)
-		return -1;
-	return 0;
+	return nh_suite_setup(D, &v3, NULL);
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	nh_umount(v3);
+	nh_suite_teardown(&v3, NULL);
 	free(img);
 	return 0;
 }

@@ -113,16 +113,13 @@ static int setup(void **state)
 		rounds = atoi(getenv("FSAL_CRASH_ROUNDS"));
 	if (getenv("FSAL_CRASH_SEED"))
 		seed = strtoull(getenv("FSAL_CRASH_SEED"), NULL, 0);
-	v3 = nh_mount(3);
-	if (nh_rm_rf(v3, D) < 0 || nfs_mkdir(v3, D) < 0)
-		return -1;
-	return 0;
+	return nh_suite_setup(D, &v3, NULL);
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	nh_umount(v3);
+	nh_suite_teardown(&v3, NULL);
 	return 0;
 }
 

@@ -54,20 +54,13 @@ static void fill(void *buf, size_t len, enum content c, uint64_t seed)
 static int setup(void **state)
 {
 	(void)state;
-	v3 = nh_mount(3);
-	v4 = nh_mount(4);
-	if (nh_rm_rf(v3, DIR) < 0 || nfs_mkdir(v3, DIR) < 0) {
-		fprintf(stderr, "cannot make %s: %s\n", DIR, nfs_get_error(v3));
-		return -1;
-	}
-	return 0;
+	return nh_suite_setup(DIR, &v3, &v4);
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	nh_umount(v4);
-	nh_umount(v3);
+	nh_suite_teardown(&v3, &v4);
 	return 0;
 }
 
