@@ -300,34 +300,48 @@ static bool plan_stores_earlier(const struct block_plan *p, size_t i)
 static int plan_classify(struct dstore *ds, MDB_txn *txn, uint64_t ino,
 			 struct block_plan *p, size_t n, size_t *n_new)
 {
-	struct sc_hash cur;
+	struct bmap_iter it;
+	struct sc_hash h, *cur = malloc(n * sizeof(*cur));
+	uint8_t *mapped = calloc(n, 1);
 	struct chunk_rec c;
-	int rc;
+	uint64_t lbn;
+	int rc = cur && mapped ? bmap_iter_start(ds, txn, &it, ino, p[0].lbn) :
+				 -ENOMEM;
 
 	*n_new = 0;
-	for (size_t i = 0; i < n; i++) {
+	/* what the blocks (consecutive from p[0].lbn) hold now: one pass */
+	if (!rc) {
+		while ((rc = bmap_iter_next(&it, &lbn, &h)) == 0 &&
+		       lbn < p[0].lbn + n) {
+			cur[lbn - p[0].lbn] = h;
+			mapped[lbn - p[0].lbn] = 1;
+		}
+		bmap_iter_end(&it);
+		rc = rc == -ENODATA ? 0 : rc;
+	}
+	for (size_t i = 0; !rc && i < n; i++) {
 		p[i].slot = DSTORE_NO_SLOT;
-		rc = bmap_get(ds, txn, ino, p[i].lbn, &cur);
-		if (rc && rc != -ENODATA)
-			return rc;
 		if (p[i].kind == PLAN_HOLE) {
-			if (rc == -ENODATA)
+			if (!mapped[i])
 				p[i].kind = PLAN_SILENT;
 			continue;
 		}
-		if (rc == 0 && sc_hash_eq(&cur, &p[i].h)) {
+		if (mapped[i] && sc_hash_eq(&cur[i], &p[i].h)) {
 			p[i].kind = PLAN_SILENT;
 			continue;
 		}
 		rc = chunk_find(ds, txn, NULL, &p[i].h, &c);
 		if (rc && rc != -ENOENT)
-			return rc;
+			break;
 		p[i].kind = rc == 0 || plan_stores_earlier(p, i) ? PLAN_KNOWN :
 								   PLAN_NEW;
+		rc = 0;
 		if (p[i].kind == PLAN_NEW)
 			(*n_new)++;
 	}
-	return 0;
+	free(cur);
+	free(mapped);
+	return rc;
 }
 
 /* Writes the new contents to fresh consecutive slots. */
@@ -369,6 +383,8 @@ static int intent_apply(struct wtxn *w, struct write_intent *in)
 {
 	struct inode_rec ir;
 	struct chunk_rec c;
+	struct block_change *ch;
+	size_t n_ch = 0;
 	int rc = inode_regular(w->ds, w->txn, in->ino, &ir);
 
 	for (size_t i = 0; !rc && i < in->n; i++)
@@ -385,16 +401,23 @@ static int intent_apply(struct wtxn *w, struct write_intent *in)
 		if (p->kind == PLAN_KNOWN || p->kind == PLAN_NEW)
 			rc = chunk_ref(w, &p->h, p->slot, p->check);
 	}
-	for (size_t i = 0; !rc && i < in->n; i++) {
+	if (rc)
+		return rc;
+	ch = malloc(in->n * sizeof(*ch));
+	if (!ch)
+		return -ENOMEM;
+	for (size_t i = 0; i < in->n; i++) {
 		struct block_plan *p = &in->plan[i];
 
 		if (p->kind == PLAN_SILENT)
 			continue;
 		if (p->kind == PLAN_HOLE)
 			w->c.zero_writes++;
-		rc = block_map(w, &ir, in->ino, p->lbn,
-			       p->kind == PLAN_HOLE ? NULL : &p->h);
+		ch[n_ch].lbn = p->lbn;
+		ch[n_ch++].h = p->kind == PLAN_HOLE ? NULL : &p->h;
 	}
+	rc = blocks_map(w, &ir, in->ino, ch, n_ch);
+	free(ch);
 	if (rc)
 		return rc;
 	if (in->end > ir.size) {

@@ -252,13 +252,19 @@ int chunk_find(struct dstore *ds, MDB_txn *txn, const struct wtxn *w,
 int chunk_ref(struct wtxn *w, const struct sc_hash *h, uint64_t slot,
 	      uint32_t check);
 uint32_t chunk_checksum(const void *data, size_t len);
+/* A block's new content (NULL: a hole). */
+struct block_change {
+	uint64_t lbn;
+	const struct sc_hash *h;
+};
 /*
- * Maps (ino, lbn) to content h (NULL: a hole) that chunk_ref made sure of;
- * the reference counts and CSI-Map entries of the old and new contents
- * follow as a pending delta; the counters are exact at once.
+ * Maps each ch[i].lbn (ascending) to its content, which chunk_ref made sure
+ * of; the reference counts and CSI-Map entries of the old and new contents
+ * follow as pending deltas; the counters are exact at once.  Each block
+ * map group is read and written once.
  */
-int block_map(struct wtxn *w, struct inode_rec *ir, uint64_t ino,
-	      uint64_t lbn, const struct sc_hash *h);
+int blocks_map(struct wtxn *w, struct inode_rec *ir, uint64_t ino,
+	       const struct block_change *ch, size_t n);
 int chunk_put(struct wtxn *w, const struct sc_hash *h,
 	      const struct chunk_rec *c);
 int slot_mark_dead(struct wtxn *w, uint64_t slot);
@@ -280,7 +286,7 @@ void fresh_free_all(struct dstore *ds);
 /* Applies every pending delta inside w. */
 int pending_apply(struct wtxn *w);
 
-/* chunk_ref, then block_map. */
+/* chunk_ref, then blocks_map of one block. */
 int block_set(struct wtxn *w, struct inode_rec *ir, uint64_t ino,
 	      uint64_t lbn, const struct sc_hash *h, uint64_t slot,
 	      uint32_t check);

@@ -369,26 +369,6 @@ int bmap_get(struct dstore *ds, MDB_txn *txn, uint64_t ino, uint64_t lbn,
 	return 0;
 }
 
-/* Maps (ino, lbn) to h, or unmaps it (h NULL). */
-static int bmap_set(struct wtxn *w, uint64_t ino, uint64_t lbn,
-		    const struct sc_hash *h)
-{
-	struct bmap_group g;
-	unsigned int i = lbn % BMAP_GROUP;
-	int rc = group_get(w->ds, w->txn, ino, lbn / BMAP_GROUP, &g);
-	bool is_new = g.bits == 0;
-
-	if (rc)
-		return rc;
-	if (h) {
-		g.bits |= (uint8_t)(1u << i);
-		g.h[i] = *h;
-	} else {
-		g.bits &= (uint8_t)~(1u << i);
-	}
-	return group_put(w, ino, lbn / BMAP_GROUP, &g, is_new);
-}
-
 int bmap_iter_start(struct dstore *ds, MDB_txn *txn, struct bmap_iter *it,
 		    uint64_t ino, uint64_t lbn)
 {
@@ -539,65 +519,96 @@ int csimap_set(struct wtxn *w, const struct sc_hash *h, uint64_t ino,
 	return idx_err(w->ds, rc, "CSI-Map");
 }
 
-int block_map(struct wtxn *w, struct inode_rec *ir, uint64_t ino,
-	      uint64_t lbn, const struct sc_hash *h)
+int blocks_map(struct wtxn *w, struct inode_rec *ir, uint64_t ino,
+	       const struct block_change *ch, size_t n)
 {
-	struct sc_hash old;
-	bool had;
-	int rc = bmap_get(w->ds, w->txn, ino, lbn, &old);
+	struct bmap_group g;
+	uint64_t gno = UINT64_MAX;
+	bool g_new = false, g_dirty = false;
+	int rc = 0;
 
-	if (rc && rc != -ENODATA)
-		return rc;
-	had = rc == 0;
-	if (had && h && sc_hash_eq(&old, h)) {
-		/* silent after all */
-		w->c.silent_writes++;
-		w->c.dedup_writes--;
-		return 0;
+	for (size_t i = 0; !rc && i < n; i++) {
+		const struct sc_hash *h = ch[i].h;
+		unsigned int bit = ch[i].lbn % BMAP_GROUP;
+		bool had;
+
+		if (ch[i].lbn / BMAP_GROUP != gno) {
+			/* one read and one write of each group touched */
+			if (g_dirty)
+				rc = group_put(w, ino, gno, &g, g_new);
+			gno = ch[i].lbn / BMAP_GROUP;
+			if (!rc)
+				rc = group_get(w->ds, w->txn, ino, gno, &g);
+			g_new = g.bits == 0;
+			g_dirty = false;
+			if (rc)
+				break;
+		}
+		had = g.bits & (1u << bit);
+		if (had && h && sc_hash_eq(&g.h[bit], h)) {
+			/* silent after all */
+			w->c.silent_writes++;
+			w->c.dedup_writes--;
+			continue;
+		}
+		if (!h && !had)
+			continue;
+		rc = delta_add(w, ino, ch[i].lbn, had ? &g.h[bit] : NULL, h);
+		if (h) {
+			g.bits |= (uint8_t)(1u << bit);
+			g.h[bit] = *h;
+		} else {
+			g.bits &= (uint8_t)~(1u << bit);
+		}
+		g_dirty = true;
+		if (!h) {
+			ir->blocks_mapped--;
+			w->c.mapped_blocks--;
+		} else if (!had) {
+			ir->blocks_mapped++;
+			w->c.mapped_blocks++;
+		}
 	}
-	if (!h && !had)
-		return 0;
-	rc = bmap_set(w, ino, lbn, h);
-	if (!rc)
-		rc = delta_add(w, ino, lbn, had ? &old : NULL, h);
-	if (rc)
-		return rc;
-	if (!h) {
-		ir->blocks_mapped--;
-		w->c.mapped_blocks--;
-	} else if (!had) {
-		ir->blocks_mapped++;
-		w->c.mapped_blocks++;
-	}
-	return 0;
+	if (!rc && g_dirty)
+		rc = group_put(w, ino, gno, &g, g_new);
+	return rc;
 }
 
 int block_set(struct wtxn *w, struct inode_rec *ir, uint64_t ino,
 	      uint64_t lbn, const struct sc_hash *h, uint64_t slot,
 	      uint32_t check)
 {
+	struct block_change ch = { lbn, h };
 	int rc = h ? chunk_ref(w, h, slot, check) : 0;
 
-	return rc ? rc : block_map(w, ir, ino, lbn, h);
+	return rc ? rc : blocks_map(w, ir, ino, &ch, 1);
 }
 
 int blocks_drop_from(struct wtxn *w, struct inode_rec *ir, uint64_t ino,
 		     uint64_t first_lbn)
 {
+	struct block_change ch[512];
 	struct bmap_iter it;
 	struct sc_hash h;
 	uint64_t lbn = first_lbn;
+	size_t n;
 	int rc = 0;
 
-	/* one lookup per block: unmapping changes the tree under a cursor */
+	/* in rounds: unmapping changes the tree under a cursor */
 	while (!rc && ir->blocks_mapped > 0) {
 		rc = bmap_iter_start(w->ds, w->txn, &it, ino, lbn);
 		if (rc)
 			return rc;
-		rc = bmap_iter_next(&it, &lbn, &h);
+		for (n = 0; n < 512 && (rc = bmap_iter_next(&it, &lbn, &h)) == 0;
+		     n++)
+			ch[n] = (struct block_change){ lbn, NULL };
 		bmap_iter_end(&it);
-		if (!rc)
-			rc = block_set(w, ir, ino, lbn, NULL, DSTORE_NO_SLOT, 0);
+		if (rc && rc != -ENODATA)
+			return rc;
+		if (n == 0)
+			return 0;
+		rc = blocks_map(w, ir, ino, ch, n);
+		lbn = ch[n - 1].lbn + 1;
 	}
-	return rc == -ENODATA ? 0 : rc;
+	return rc;
 }
