@@ -17,6 +17,7 @@
 
 #include "fsal.h"
 #include "fsal_convert.h"
+#include "nfs_core.h"
 #include "FSAL/fsal_init.h"
 #include "FSAL/fsal_commonlib.h"
 #include "city.h"
@@ -128,15 +129,24 @@ static fsal_status_t dedup_init_config(struct fsal_module *fsal_hdl,
 	(void)load_config_from_parse(config_struct, &dedup_block, me, true,
 				     err_type);
 	if (!config_error_is_harmless(err_type)) {
-		/* Ganesha 4.3's range errors give the value and the line,
-		 * not the parameter's name: list what is accepted. */
-		LogCrit(COMPONENT_FSAL,
-			"DEDUP: invalid DEDUP { } block, FSAL not started. Accepted: Block_Size %u..%u (a power of two), Verify_Reads true|false, Index_Map_Size %llu..%llu, Container_Size %llu..%llu, Max_Readers %u..%u, Housekeeping_Interval 0..%u (ms; 0: off)",
-			BLOCK_SIZE_MIN, BLOCK_SIZE_MAX,
-			(unsigned long long)DSTORE_MAP_SIZE_MIN, MAP_SIZE_MAX,
-			CONTAINER_SIZE_MIN, CONTAINER_SIZE_MAX,
-			MAX_READERS_MIN, MAX_READERS_MAX, HOUSEKEEPING_MAX_MS);
-		return fsalstat(ERR_FSAL_INVAL, 0);
+		/* A bad server-wide DEDUP { } block stops ganesha.nfsd: every
+		 * DEDUP export would be refused and the server would run on
+		 * without them.  Ganesha collects its own range errors (value
+		 * and line, not the parameter's name) in err_type and logs them
+		 * only once every EXPORT block is read: log them now, then list
+		 * what is accepted.  Export-level errors (a bad FSAL { Store },
+		 * a store that cannot be opened: dedup_create_export) are not
+		 * fatal: that export is refused with a CRIT line and the others
+		 * keep being served, also on a dynamic export add. */
+		report_config_errors(err_type, NULL, config_errs_to_log);
+		LogFatal(COMPONENT_FSAL,
+			 "DEDUP: invalid DEDUP { } block, ganesha.nfsd stops. Accepted: Block_Size %u..%u (a power of two), Verify_Reads true|false, Index_Map_Size %llu..%llu, Container_Size %llu..%llu, Max_Readers %u..%u, Housekeeping_Interval 0..%u (ms; 0: off). Fix the DEDUP block in %s and restart.",
+			 BLOCK_SIZE_MIN, BLOCK_SIZE_MAX,
+			 (unsigned long long)DSTORE_MAP_SIZE_MIN, MAP_SIZE_MAX,
+			 CONTAINER_SIZE_MIN, CONTAINER_SIZE_MAX,
+			 MAX_READERS_MIN, MAX_READERS_MAX, HOUSEKEEPING_MAX_MS,
+			 nfs_config_path ? nfs_config_path : "the configuration file");
+		return fsalstat(ERR_FSAL_INVAL, 0); /* not reached */
 	}
 
 	LogInfo(COMPONENT_FSAL,
