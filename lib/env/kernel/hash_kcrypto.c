@@ -5,6 +5,7 @@
  * The shash API (rather than the sha256() library call) picks the fastest
  * registered implementation, e.g. sha256_ssse3 with SHA-NI when loaded.
  */
+#include <crypto/algapi.h>
 #include <crypto/hash.h>
 
 #include "seacache/hash.h"
@@ -53,4 +54,51 @@ int sc_hasher_digest(struct sc_hasher *h, const void *data, size_t len,
 	if (crypto_shash_digestsize(h->tfm) != SC_HASH_LEN)
 		return -EIO;
 	return crypto_shash_digest(h->desc, data, len, out->b);
+}
+
+struct sc_mac {
+	struct crypto_shash *tfm;
+};
+
+struct sc_mac *sc_mac_new(const void *key, size_t keylen)
+{
+	struct sc_mac *m = kzalloc(sizeof(*m), GFP_KERNEL);
+
+	if (!m)
+		return NULL;
+	m->tfm = crypto_alloc_shash("hmac(sha256)", 0, 0);
+	if (IS_ERR(m->tfm)) {
+		sc_log_err("no hmac(sha256) in the kernel crypto API (%ld)",
+			   PTR_ERR(m->tfm));
+		kfree(m);
+		return NULL;
+	}
+	if (crypto_shash_setkey(m->tfm, key, keylen)) {
+		crypto_free_shash(m->tfm);
+		kfree(m);
+		return NULL;
+	}
+	return m;
+}
+
+void sc_mac_free(struct sc_mac *m)
+{
+	if (!m)
+		return;
+	crypto_free_shash(m->tfm);
+	kfree(m);
+}
+
+/* The keyed tfm is shared; each digest has its descriptor on the stack. */
+int sc_mac_digest(struct sc_mac *m, const void *msg, size_t len,
+		  u8 out[SC_MAC_LEN])
+{
+	if (crypto_shash_digestsize(m->tfm) != SC_MAC_LEN)
+		return -EIO;
+	return crypto_shash_tfm_digest(m->tfm, msg, len, out);
+}
+
+bool sc_mem_equal_secret(const void *a, const void *b, size_t n)
+{
+	return !crypto_memneq(a, b, n);
 }

@@ -6,6 +6,8 @@
  * reused: per-block fetches and context allocations would cost more than
  * hashing a 4 KiB block with SHA-NI.
  */
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 #include "seacache/hash.h"
@@ -51,4 +53,58 @@ int sc_hasher_digest(struct sc_hasher *h, const void *data, size_t len,
 	    outlen != SC_HASH_LEN)
 		return -SC_EIO;
 	return 0;
+}
+
+struct sc_mac {
+	EVP_MAC *mac;
+	EVP_MAC_CTX *ctx;
+};
+
+struct sc_mac *sc_mac_new(const void *key, size_t keylen)
+{
+	struct sc_mac *m = sc_zalloc(sizeof(*m));
+	OSSL_PARAM params[] = {
+		OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST,
+						 (char *)"SHA256", 0),
+		OSSL_PARAM_construct_end(),
+	};
+
+	if (!m)
+		return NULL;
+	m->mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+	m->ctx = m->mac ? EVP_MAC_CTX_new(m->mac) : NULL;
+	if (!m->ctx || !EVP_MAC_init(m->ctx, key, keylen, params)) {
+		sc_log_err("OpenSSL has no HMAC-SHA256 available");
+		sc_mac_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+void sc_mac_free(struct sc_mac *m)
+{
+	if (!m)
+		return;
+	EVP_MAC_CTX_free(m->ctx);
+	EVP_MAC_free(m->mac);
+	sc_free(m);
+}
+
+int sc_mac_digest(struct sc_mac *m, const void *msg, size_t len,
+		  uint8_t out[SC_MAC_LEN])
+{
+	size_t outlen = 0;
+
+	/* a NULL key re-initializes with the key given at creation */
+	if (!EVP_MAC_init(m->ctx, NULL, 0, NULL) ||
+	    !EVP_MAC_update(m->ctx, msg, len) ||
+	    !EVP_MAC_final(m->ctx, out, &outlen, SC_MAC_LEN) ||
+	    outlen != SC_MAC_LEN)
+		return -SC_EIO;
+	return 0;
+}
+
+bool sc_mem_equal_secret(const void *a, const void *b, size_t n)
+{
+	return CRYPTO_memcmp(a, b, n) == 0;
 }

@@ -26,6 +26,7 @@
 #define SC_EEXIST EEXIST
 #define SC_ENOENT ENOENT
 #define SC_EIO EIO
+#define SC_EACCES EACCES
 #define SC_EBADMSG EBADMSG	/* malformed input */
 #define SC_EMSGSIZE EMSGSIZE	/* output buffer too small */
 #define SC_E2BIG E2BIG		/* a count over a protocol limit */

@@ -62,6 +62,20 @@ static inline bool sc_block_size_valid(uint32_t bs)
 	       bs <= SC_BLOCK_SIZE_MAX;
 }
 
+/*
+ * HMAC-SHA-256 under one key (peer tokens, PROTOCOL.md §9.2), also from
+ * the environment.  A context is used by one thread at a time.
+ */
+#define SC_MAC_LEN 32
+struct sc_mac;
+
+struct sc_mac *sc_mac_new(const void *key, size_t keylen);
+void sc_mac_free(struct sc_mac *m);
+int sc_mac_digest(struct sc_mac *m, const void *msg, size_t len,
+		  uint8_t out[SC_MAC_LEN]);
+/* Equal, in a time that does not depend on where they differ. */
+bool sc_mem_equal_secret(const void *a, const void *b, size_t n);
+
 /* Lower-case hex of the hash into out (2 * SC_HASH_LEN + 1 bytes). */
 void sc_hash_to_hex(const struct sc_hash *h, char *out);
 
