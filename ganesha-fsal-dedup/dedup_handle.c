@@ -1001,6 +1001,26 @@ static fsal_status_t dedup_reopen2(struct fsal_obj_handle *obj_hdl,
 	return status;
 }
 
+/*
+ * Share-state check for a read or write (FSAL_MEM's pattern): there is
+ * no descriptor to find, only the open mode to honour.  *has_lock: the
+ * caller unlocks obj_lock when done.
+ */
+static fsal_status_t io_begin(struct fsal_obj_handle *obj_hdl, bool bypass,
+			      struct state_t *state, fsal_openflags_t mode,
+			      bool *has_lock)
+{
+	struct dedup_fsal_obj_handle *h = dedup_hdl(obj_hdl);
+	struct fsal_fd tmp_fd = { 0 }, *fdp = &tmp_fd;
+	bool closefd = false, reusing = false;
+
+	if (obj_hdl->type != REGULAR_FILE)
+		return fsalstat(ERR_FSAL_INVAL, 0);
+	return fsal_find_fd(&fdp, obj_hdl, &h->fd, &h->share, bypass, state,
+			    mode, dedup_open_func, dedup_close_func, has_lock,
+			    &closefd, false, &reusing);
+}
+
 static void dedup_read2(struct fsal_obj_handle *obj_hdl,
 			bool bypass,
 			fsal_async_cb done_cb,
@@ -1008,28 +1028,15 @@ static void dedup_read2(struct fsal_obj_handle *obj_hdl,
 			void *caller_arg)
 {
 	struct dedup_fsal_obj_handle *h = dedup_hdl(obj_hdl);
-	struct fsal_fd tmp_fd = { 0 }, *fdp = &tmp_fd;
-	bool has_lock = false, closefd = false, reusing = false;
 	uint64_t offset = read_arg->offset;
+	bool has_lock = false;
 	fsal_status_t status;
 	int i;
 
-	if (read_arg->info != NULL) {
-		/* No READ_PLUS */
-		done_cb(obj_hdl, fsalstat(ERR_FSAL_NOTSUPP, 0), read_arg,
-			caller_arg);
-		return;
-	}
-	if (obj_hdl->type != REGULAR_FILE) {
-		done_cb(obj_hdl, fsalstat(ERR_FSAL_INVAL, 0), read_arg,
-			caller_arg);
-		return;
-	}
-
-	status = fsal_find_fd(&fdp, obj_hdl, &h->fd, &h->share, bypass,
-			      read_arg->state, FSAL_O_READ, dedup_open_func,
-			      dedup_close_func, &has_lock, &closefd, false,
-			      &reusing);
+	/* No READ_PLUS */
+	status = read_arg->info != NULL ? fsalstat(ERR_FSAL_NOTSUPP, 0) :
+		 io_begin(obj_hdl, bypass, read_arg->state, FSAL_O_READ,
+			  &has_lock);
 	if (FSAL_IS_ERROR(status)) {
 		done_cb(obj_hdl, status, read_arg, caller_arg);
 		return;
@@ -1068,24 +1075,15 @@ static void dedup_write2(struct fsal_obj_handle *obj_hdl,
 			 void *caller_arg)
 {
 	struct dedup_fsal_obj_handle *h = dedup_hdl(obj_hdl);
-	struct fsal_fd tmp_fd = { 0 }, *fdp = &tmp_fd;
-	bool has_lock = false, closefd = false, reusing = false;
+	bool has_lock = false;
 	bool stable = write_arg->fsal_stable;
 	bool one = write_arg->iov_count == 1;
 	uint64_t offset = write_arg->offset;
 	fsal_status_t status;
 	int i, rc;
 
-	if (obj_hdl->type != REGULAR_FILE) {
-		done_cb(obj_hdl, fsalstat(ERR_FSAL_INVAL, 0), write_arg,
-			caller_arg);
-		return;
-	}
-
-	status = fsal_find_fd(&fdp, obj_hdl, &h->fd, &h->share, bypass,
-			      write_arg->state, FSAL_O_WRITE, dedup_open_func,
-			      dedup_close_func, &has_lock, &closefd, false,
-			      &reusing);
+	status = io_begin(obj_hdl, bypass, write_arg->state, FSAL_O_WRITE,
+			  &has_lock);
 	if (FSAL_IS_ERROR(status)) {
 		done_cb(obj_hdl, status, write_arg, caller_arg);
 		return;
