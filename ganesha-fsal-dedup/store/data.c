@@ -478,11 +478,6 @@ static int batch_commit(struct dstore *ds, struct write_intent *batch)
 	/* the housekeeper applies them normally; a burst is bounded here */
 	if (!rc && w.cur.pending_deltas >= PENDING_APPLY_AT)
 		rc = pending_apply(&w);
-	if (!rc) {
-		pthread_mutex_lock(&ds->cont_lock);
-		w.cur.next_slot = ds->next_slot;
-		pthread_mutex_unlock(&ds->cont_lock);
-	}
 	rc = wtxn_end(&w, rc);
 	if (!rc && stable)
 		rc = idx_err(ds, mdb_env_sync(ds->env, 1), "index sync");

@@ -145,6 +145,9 @@ struct dstore {
 	pthread_mutex_t reclaimer_lock;
 	pthread_cond_t reclaimer_cond;
 
+	/* index.c: one write transaction, with its aftermath, at a time */
+	pthread_mutex_t write_lock;
+
 	/* pending.c: fresh chunks; readers look here under reclaim_lock */
 	pthread_mutex_t fresh_lock;
 	struct fresh_chunk *fresh;
@@ -174,6 +177,7 @@ struct wtxn {
 	/* fresh chunks this transaction put in the chunk index */
 	struct sc_hash *applied;
 	size_t n_applied, cap_applied;
+	bool locked;		/* holds ds->write_lock */
 };
 
 int idx_err(struct dstore *ds, int rc, const char *what);

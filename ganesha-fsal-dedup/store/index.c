@@ -43,10 +43,19 @@ int rtxn_begin(struct dstore *ds, MDB_txn **txn)
 		       "index read");
 }
 
+/* Ends a write transaction's hold on the writer lock (see wtxn_begin). */
+static void wtxn_release(struct wtxn *w)
+{
+	delta_free(w);
+	if (w->locked)
+		pthread_mutex_unlock(&w->ds->write_lock);
+	w->locked = false;
+}
+
 void wtxn_abort(struct wtxn *w)
 {
 	mdb_txn_abort(w->txn);
-	delta_free(w);
+	wtxn_release(w);
 }
 
 int wtxn_begin(struct dstore *ds, struct wtxn *w)
@@ -57,10 +66,19 @@ int wtxn_begin(struct dstore *ds, struct wtxn *w)
 		return -EROFS;
 	memset(w, 0, sizeof(*w));
 	w->ds = ds;
+	/*
+	 * LMDB's own writer lock ends at commit; this one also covers the
+	 * fresh-chunk table's update after it, so the next transaction never
+	 * sees a chunk there that the committed one freed.
+	 */
+	pthread_mutex_lock(&ds->write_lock);
+	w->locked = true;
 	rc = idx_err(ds, mdb_txn_begin(ds->env, NULL, 0, &w->txn),
 		     "index write");
-	if (rc)
+	if (rc) {
+		wtxn_release(w);
 		return rc;
+	}
 	rc = meta_get(ds, w->txn, "counters", &w->c, sizeof(w->c));
 	if (!rc)
 		rc = meta_get(ds, w->txn, "cursor", &w->cur, sizeof(w->cur));
@@ -78,8 +96,14 @@ int wtxn_end(struct wtxn *w, int rc)
 {
 	struct dstore *ds = w->ds;
 
-	if (rc >= 0)
+	if (rc >= 0) {
+		/* every slot handed out so far stays out after a restart */
+		pthread_mutex_lock(&ds->cont_lock);
+		if (w->cur.next_slot < ds->next_slot)
+			w->cur.next_slot = ds->next_slot;
+		pthread_mutex_unlock(&ds->cont_lock);
 		rc = delta_flush(w);
+	}
 	if (rc >= 0) {
 		rc = meta_put(ds, w->txn, "counters", &w->c, sizeof(w->c));
 		if (!rc)
@@ -93,7 +117,7 @@ int wtxn_end(struct wtxn *w, int rc)
 	rc = idx_err(ds, mdb_txn_commit(w->txn), "index commit");
 	if (!rc)
 		fresh_commit(w);
-	delta_free(w);
+	wtxn_release(w);
 	return rc;
 }
 

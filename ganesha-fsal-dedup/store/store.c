@@ -381,7 +381,8 @@ int dstore_open(const char *dir, const struct dstore_params *p,
 	ds->log_ctx = p->log_ctx;
 	ds->lock_fd = -1;
 	rc = pthread_mutex_init(&ds->cont_lock, NULL) ||
-	     pthread_mutex_init(&ds->fresh_lock, NULL) ? -ENOMEM : 0;
+	     pthread_mutex_init(&ds->fresh_lock, NULL) ||
+	     pthread_mutex_init(&ds->write_lock, NULL) ? -ENOMEM : 0;
 	if (!rc)
 		rc = pthread_key_create(&ds->hasher_key, hasher_free) ? -EAGAIN : 0;
 	if (!rc)
@@ -441,6 +442,7 @@ void dstore_close(struct dstore *ds)
 	data_fini(ds);
 	pthread_mutex_destroy(&ds->cont_lock);
 	pthread_mutex_destroy(&ds->fresh_lock);
+	pthread_mutex_destroy(&ds->write_lock);
 	free(ds->dir);
 	free(ds);
 }
