@@ -27,6 +27,7 @@
 
 struct srv_conn {
 	int fd;
+	struct sockaddr_storage peer;	/* the caller's address */
 	struct sc_rec_reader rr;
 	struct sc_rec_buf out;		/* the reply being sent */
 	size_t out_pos;			/* sent so far; pending while < out.len */
@@ -201,10 +202,13 @@ static void accept_conns(struct sc_rpc_server *s)
 {
 	struct srv_conn *c;
 	unsigned int i;
+	struct sockaddr_storage peer;
+	socklen_t plen;
 	int fd, one = 1;
 
 	for (;;) {
-		fd = accept4(s->listen_fd, NULL, NULL,
+		plen = sizeof(peer);
+		fd = accept4(s->listen_fd, (struct sockaddr *)&peer, &plen,
 			     SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0)
 			return;
@@ -218,6 +222,7 @@ static void accept_conns(struct sc_rpc_server *s)
 		}
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		c->fd = fd;
+		c->peer = peer;
 		sc_rec_reader_init(&c->rr, s->o.max_record);
 		s->conns[i] = c;
 		s->st.conns_accepted++;
@@ -265,7 +270,8 @@ static int serve_record(struct sc_rpc_server *s, struct srv_conn *c,
 	struct sc_rpc_reply_hdr rh = { .reply_stat = SC_RPC_MSG_ACCEPTED,
 				    .accept_stat = SC_RPC_SUCCESS };
 	struct sc_rpc_call_hdr ch = { 0 };
-	struct sc_rpc_request rq = { .call = &ch };
+	struct sc_rpc_request rq = { .call = &ch,
+				     .peer = (const struct sockaddr *)&c->peer };
 	const struct sc_rpc_service *svc;
 	enum csi_msg res_msg = CSI_MSG_VOID;
 	struct sc_xdr x;

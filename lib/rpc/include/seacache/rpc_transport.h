@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "seacache/csi_codec.h"
 #include "seacache/rpc_msg.h"
@@ -79,6 +80,7 @@ void sc_rpc_reply_free(struct sc_rpc_reply *r);
 /* One call, as a service's handler sees it. */
 struct sc_rpc_request {
 	const struct sc_rpc_call_hdr *call;
+	const struct sockaddr *peer;	/* the caller (registrations bind to it) */
 	const struct csi_proc_info *proc;
 	const void *args;		/* decoded arguments */
 	void *res;			/* zeroed result struct to fill */

@@ -1,0 +1,1029 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The CSI service in process: a dedup store in a temporary directory, the
+ * service on the project's RPC server (127.0.0.1, port 0) in a thread, and
+ * the project's RPC client.  HELLO grants, the W/Tracker two-host scenario
+ * with exact counters, Read# probes and GET_HASHES that leave the tracker
+ * alone, FORCE_DATA, holes and end of file, the header checks of §5.1 in
+ * their order, leases, source address binding, and malformed arguments.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <seacache/csi_codec.h>
+#include <seacache/prng.h>
+#include <seacache/rpc_msg.h>
+#include <seacache/rpc_transport.h>
+
+#include "dstore.h"
+#include "service.h"
+
+#define BS 4096u
+#define CLONE_BLOCKS 256u		/* 1 MiB */
+#define MAX_BLOCKS 64u
+#define MAX_EVICT 16u
+#define LEASE 30u
+#define HOLES_SIZE (5 * BS + 100)
+
+static char store_dir[] = "/tmp/csi-service-XXXXXX";
+static struct dstore *ds;
+static uint8_t *clone_bytes;		/* content of c1 and c2 */
+static uint8_t holes_bytes[6 * BS];	/* content of "holes", zero-filled */
+static uint64_t ino_c1, ino_c2, ino_holes;
+static struct sc_hasher *hasher;
+static _Atomic uint64_t fake_ms = 1000000;
+
+static uint64_t fake_clock(void *ctx)
+{
+	(void)ctx;
+	return atomic_load(&fake_ms);
+}
+
+static void advance(uint32_t seconds)
+{
+	atomic_fetch_add(&fake_ms, (uint64_t)seconds * 1000u);
+}
+
+static uint64_t make_file(const char *name, const void *buf, size_t len,
+			  uint64_t off)
+{
+	struct dstore_new n = { .type = DSTORE_REG, .mode = 0644 };
+	struct dstore_attr a;
+
+	assert_int_equal(dstore_create(ds, DSTORE_ROOT_INO, name, &n, &a), 0);
+	if (len)
+		assert_int_equal(dstore_write(ds, a.ino, off, buf, len, true,
+					      NULL), (ssize_t)len);
+	return a.ino;
+}
+
+static int group_setup(void **state)
+{
+	struct dstore_params p;
+	struct sc_prng r;
+	char err[256];
+
+	(void)state;
+	if (!mkdtemp(store_dir))
+		return -1;
+	dstore_params_default(&p);
+	p.block_size = BS;
+	p.map_size = 64ull << 20;
+	p.container_size = 16ull << 20;
+	p.reclaim_interval_ms = 0;
+	if (dstore_open(store_dir, &p, &ds, err, sizeof(err))) {
+		fprintf(stderr, "dstore_open: %s\n", err);
+		return -1;
+	}
+	clone_bytes = malloc(CLONE_BLOCKS * BS);
+	hasher = sc_hasher_new();
+	if (!clone_bytes || !hasher)
+		return -1;
+	sc_prng_seed(&r, 42);
+	sc_prng_fill(&r, clone_bytes, CLONE_BLOCKS * BS);
+	ino_c1 = make_file("c1", clone_bytes, CLONE_BLOCKS * BS, 0);
+	ino_c2 = make_file("c2", clone_bytes, CLONE_BLOCKS * BS, 0);
+	/* Blocks 0 and 3 and 100 bytes of block 5; 1, 2 and 4 are holes. */
+	memset(holes_bytes, 0, sizeof(holes_bytes));
+	sc_prng_fill(&r, holes_bytes, BS);
+	sc_prng_fill(&r, holes_bytes + 3 * BS, BS);
+	sc_prng_fill(&r, holes_bytes + 5 * BS, 100);
+	ino_holes = make_file("holes", holes_bytes, BS, 0);
+	assert_int_equal(dstore_write(ds, ino_holes, 3 * BS,
+				      holes_bytes + 3 * BS, BS, true, NULL),
+			 BS);
+	assert_int_equal(dstore_write(ds, ino_holes, 5 * BS,
+				      holes_bytes + 5 * BS, 100, true, NULL),
+			 100);
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	dstore_close(ds);
+	sc_hasher_free(hasher);
+	free(clone_bytes);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", store_dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static struct sc_hash sha(const void *p)
+{
+	struct sc_hash h;
+
+	assert_int_equal(sc_hasher_digest(hasher, p, BS, &h), 0);
+	return h;
+}
+
+/* ---- a running service ---- */
+
+struct env {
+	struct csi_service *svc;
+	struct sc_rpc_service rpc;
+	struct sc_rpc_server *srv;
+	pthread_t thread;
+	struct sc_rpc_client *c;
+};
+
+static void *server_main(void *arg)
+{
+	struct env *e = arg;
+
+	sc_rpc_server_run(e->srv);
+	return NULL;
+}
+
+static void default_cfg(struct csi_service_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->max_hosts = 8;
+	cfg->tracker_entries = 4096;
+	cfg->lease_seconds = LEASE;
+	cfg->features = CSI_FEAT_ALL;
+	cfg->max_blocks = MAX_BLOCKS;
+	cfg->max_evict = MAX_EVICT;
+	cfg->clock_ms = fake_clock;
+}
+
+static void env_start(struct env *e)
+{
+	struct csi_service_config cfg;
+	struct sc_rpc_server_opts so = { 0 };
+	struct sc_rpc_client_opts co = { .host = "127.0.0.1", .prog = CSI_PROG,
+					 .timeout_ms = 20000 };
+
+	default_cfg(&cfg);
+	memset(e, 0, sizeof(*e));
+	e->svc = csi_service_new(ds, &cfg);
+	assert_non_null(e->svc);
+	e->rpc = csi_service_rpc(e->svc);
+	assert_int_equal(sc_rpc_server_new(&so, &e->rpc, 1, &e->srv), 0);
+	assert_int_equal(pthread_create(&e->thread, NULL, server_main, e), 0);
+	co.port = sc_rpc_server_port(e->srv);
+	assert_int_equal(sc_rpc_client_open(&co, &e->c), 0);
+}
+
+static void env_stop(struct env *e)
+{
+	sc_rpc_client_close(e->c);
+	sc_rpc_server_stop(e->srv);
+	assert_int_equal(pthread_join(e->thread, NULL), 0);
+	sc_rpc_server_free(e->srv);
+	csi_service_free(e->svc);
+}
+
+struct reg {
+	uint64_t host, epoch;
+};
+
+static struct csi_hello_res hello_full(struct env *e, uint8_t uuid_byte,
+				       uint32_t features)
+{
+	struct csi_hello_args a;
+	struct csi_hello_res r;
+	struct sc_rpc_reply *rep;
+
+	memset(&a, 0, sizeof(a));
+	memset(a.host_uuid, uuid_byte, sizeof(a.host_uuid));
+	a.host_name.p = (const uint8_t *)"host";
+	a.host_name.len = 4;
+	a.features = features;
+	assert_int_equal(sc_rpc_call(e->c, CSI_PROC_HELLO, &a, &r, &rep), 0);
+	sc_rpc_reply_free(rep);
+	return r;
+}
+
+static struct reg hello(struct env *e, uint8_t uuid_byte, uint32_t features)
+{
+	struct csi_hello_res r = hello_full(e, uuid_byte, features);
+	struct reg g = { r.host, r.epoch };
+
+	assert_int_equal(r.status, CSI_OK);
+	return g;
+}
+
+static void hdr_set(struct csi_reqhdr *h, struct reg g,
+		    const struct sc_hash *ev, uint32_t nev)
+{
+	h->host = g.host;
+	h->epoch = g.epoch;
+	h->evicted = ev;
+	h->nevicted = nev;
+}
+
+/* READ; the caller frees *rep. */
+static void do_read(struct env *e, struct reg g, const struct sc_hash *ev,
+		    uint32_t nev, uint64_t file, uint64_t lbn, uint32_t count,
+		    uint32_t flags, struct csi_read_res *r,
+		    struct sc_rpc_reply **rep)
+{
+	struct csi_read_args a;
+
+	memset(&a, 0, sizeof(a));
+	hdr_set(&a.hdr, g, ev, nev);
+	a.file = file;
+	a.lbn = lbn;
+	a.count = count;
+	a.flags = flags;
+	assert_int_equal(sc_rpc_call(e->c, CSI_PROC_READ, &a, r, rep), 0);
+}
+
+static uint32_t read_status(struct env *e, struct reg g, uint64_t file,
+			    uint64_t lbn, uint32_t count, uint32_t flags)
+{
+	struct csi_read_res r;
+	struct sc_rpc_reply *rep;
+	uint32_t st;
+
+	do_read(e, g, NULL, 0, file, lbn, count, flags, &r, &rep);
+	st = r.status;
+	sc_rpc_reply_free(rep);
+	return st;
+}
+
+static uint32_t evict(struct env *e, struct reg g, const struct sc_hash *ev,
+		      uint32_t nev)
+{
+	struct csi_evict_args a;
+	struct csi_evict_res r;
+	struct sc_rpc_reply *rep;
+
+	memset(&a, 0, sizeof(a));
+	hdr_set(&a.hdr, g, ev, nev);
+	assert_int_equal(sc_rpc_call(e->c, CSI_PROC_EVICT, &a, &r, &rep), 0);
+	sc_rpc_reply_free(rep);
+	return r.status;
+}
+
+static void check_attr(const struct csi_fileattr *fa, uint64_t ino)
+{
+	struct dstore_attr a;
+
+	assert_int_equal(dstore_getattr(ds, ino, &a), 0);
+	assert_int_equal(fa->file, ino);
+	assert_int_equal(fa->size, a.size);
+	assert_int_equal(fa->change, a.change);
+}
+
+/*
+ * Reads count blocks of a clone from lbn and checks that each is kind
+ * (DATA or HASH) with the right hash and bytes, except block odd (if
+ * < count) which must be odd_kind.
+ */
+static void read_clone_expect(struct env *e, struct reg g,
+			      const struct sc_hash *ev, uint32_t nev,
+			      uint64_t file, uint32_t lbn, uint32_t count,
+			      uint32_t flags, uint32_t kind, uint32_t odd,
+			      uint32_t odd_kind)
+{
+	struct csi_read_res r;
+	struct sc_rpc_reply *rep;
+	struct sc_hash want;
+	uint32_t i, k;
+
+	do_read(e, g, ev, nev, file, lbn, count, flags, &r, &rep);
+	assert_int_equal(r.status, CSI_OK);
+	assert_int_equal(r.nblocks, count);
+	assert_int_equal(r.npushed, 0);
+	check_attr(&r.attr, file);
+	for (i = 0; i < count; i++) {
+		const uint8_t *bytes = clone_bytes + (size_t)(lbn + i) * BS;
+
+		k = i == odd ? odd_kind : kind;
+		if (r.blocks[i].kind != k)
+			fail_msg("block %u: kind %u, expected %u", lbn + i,
+				 r.blocks[i].kind, k);
+		want = sha(bytes);
+		assert_true(sc_hash_eq(&r.blocks[i].hash, &want));
+		if (k == CSI_RK_DATA) {
+			assert_int_equal(r.blocks[i].data.len, BS);
+			assert_memory_equal(r.blocks[i].data.p, bytes, BS);
+		}
+	}
+	sc_rpc_reply_free(rep);
+}
+
+static void read_clone_all(struct env *e, struct reg g, uint64_t file,
+			   uint32_t kind)
+{
+	uint32_t lbn;
+
+	for (lbn = 0; lbn < CLONE_BLOCKS; lbn += MAX_BLOCKS)
+		read_clone_expect(e, g, NULL, 0, file, lbn, MAX_BLOCKS,
+				  CSI_READ_WANT_DATA, kind, UINT32_MAX, 0);
+}
+
+/* A counter of host (0: the server-wide set); fails if absent. */
+static uint64_t counter(struct env *e, uint64_t host, const char *name)
+{
+	struct csi_stats_args a = { .per_host = true };
+	struct csi_stats_res r;
+	struct sc_rpc_reply *rep;
+	const struct csi_counter *c = NULL;
+	uint32_t i, n = 0, k;
+	uint64_t v;
+
+	assert_int_equal(sc_rpc_call(e->c, CSI_PROC_STATS, &a, &r, &rep), 0);
+	assert_int_equal(r.status, CSI_OK);
+	assert_int_equal(r.epoch, csi_service_epoch(e->svc));
+	if (!host) {
+		c = r.counters;
+		n = r.ncounters;
+	}
+	for (i = 0; host && i < r.nhosts; i++)
+		if (r.hosts[i].host == host) {
+			c = r.hosts[i].counters;
+			n = r.hosts[i].ncounters;
+		}
+	if (!c) {
+		sc_rpc_reply_free(rep);
+		fail_msg("host %llx not in STATS", (unsigned long long)host);
+	}
+	for (k = 0; k < n; k++)
+		if (c[k].name.len == strlen(name) &&
+		    !memcmp(c[k].name.p, name, c[k].name.len))
+			break;
+	if (k == n) {
+		sc_rpc_reply_free(rep);
+		fail_msg("no counter %s", name);
+	}
+	v = c[k].value;
+	sc_rpc_reply_free(rep);
+	return v;
+}
+
+static uint32_t stats_nhosts(struct env *e)
+{
+	struct csi_stats_args a = { .per_host = true };
+	struct csi_stats_res r;
+	struct sc_rpc_reply *rep;
+	uint32_t n;
+
+	assert_int_equal(sc_rpc_call(e->c, CSI_PROC_STATS, &a, &r, &rep), 0);
+	n = r.nhosts;
+	sc_rpc_reply_free(rep);
+	return n;
+}
+
+/* ---- tests ---- */
+
+static void test_hello_grants(void **state)
+{
+	struct env e;
+	struct csi_hello_res a, b, c, a2;
+	struct csi_hello_args ha;
+	struct sc_rpc_reply *rep;
+	struct reg old;
+
+	(void)state;
+	env_start(&e);
+	a = hello_full(&e, 1, CSI_FEAT_ALL);
+	assert_int_equal(a.status, CSI_OK);
+	/* requested ∩ offered ∩ implemented */
+	assert_int_equal(a.features, CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER);
+	assert_int_equal(a.block_size, BS);
+	assert_int_equal(a.max_blocks, MAX_BLOCKS);
+	assert_int_equal(a.max_evict, MAX_EVICT);
+	assert_int_equal(a.max_push, 0);
+	assert_int_equal(a.lease_seconds, LEASE);
+	assert_int_not_equal(a.epoch, 0);
+	assert_int_equal(a.epoch, csi_service_epoch(e.svc));
+	assert_int_not_equal(a.host, 0);
+	b = hello_full(&e, 2, CSI_FEAT_READ_HASH);
+	assert_int_equal(b.status, CSI_OK);
+	assert_int_equal(b.features, CSI_FEAT_READ_HASH);
+	assert_int_equal(b.epoch, a.epoch);
+	assert_int_not_equal(b.host, a.host);
+	assert_memory_not_equal(a.peer_secret, b.peer_secret, CSI_SECRET_SIZE);
+	c = hello_full(&e, 3, ~CSI_FEAT_ALL);	/* only unknown bits */
+	assert_int_equal(c.status, CSI_OK);
+	assert_int_equal(c.features, 0);
+	assert_int_equal(stats_nhosts(&e), 3);
+
+	/* Replacement (§4 item 6): a new id, the old one is unknown. */
+	old.host = a.host;
+	old.epoch = a.epoch;
+	read_clone_expect(&e, old, NULL, 0, ino_c1, 0, 4, CSI_READ_WANT_DATA,
+			  CSI_RK_DATA, UINT32_MAX, 0);
+	a2 = hello_full(&e, 1, CSI_FEAT_ALL);
+	assert_int_equal(a2.status, CSI_OK);
+	assert_int_not_equal(a2.host, a.host);
+	assert_memory_not_equal(a.peer_secret, a2.peer_secret, CSI_SECRET_SIZE);
+	assert_int_equal(evict(&e, old, NULL, 0), CSI_ERR_UNKNOWN_HOST);
+	old.host = a2.host;
+	assert_int_equal(evict(&e, old, NULL, 0), CSI_OK);
+	/* ... with an empty tracker: the same blocks come as DATA again. */
+	read_clone_expect(&e, old, NULL, 0, ino_c1, 0, 4, CSI_READ_WANT_DATA,
+			  CSI_RK_DATA, UINT32_MAX, 0);
+	assert_int_equal(counter(&e, 0, "tracker.entries"), 4);
+	assert_int_equal(counter(&e, 0, "hosts.replaced"), 1);
+	assert_int_equal(stats_nhosts(&e), 3);
+
+	/* Bad arguments: a zero uuid, peer addresses breaking §3.3.3. */
+	memset(&ha, 0, sizeof(ha));
+	assert_int_equal(sc_rpc_call(e.c, CSI_PROC_HELLO, &ha, &a, &rep), 0);
+	sc_rpc_reply_free(rep);
+	assert_int_equal(a.status, CSI_ERR_INVAL);
+	memset(ha.host_uuid, 9, sizeof(ha.host_uuid));
+	ha.peer.family = CSI_AF_INET;
+	ha.peer.addr[0] = 10;
+	ha.peer.port = 0;
+	assert_int_equal(sc_rpc_call(e.c, CSI_PROC_HELLO, &ha, &a, &rep), 0);
+	sc_rpc_reply_free(rep);
+	assert_int_equal(a.status, CSI_ERR_INVAL);
+	ha.peer.port = 20491;
+	ha.peer.addr[5] = 1;		/* INET: bytes 4-15 must be zero */
+	assert_int_equal(sc_rpc_call(e.c, CSI_PROC_HELLO, &ha, &a, &rep), 0);
+	sc_rpc_reply_free(rep);
+	assert_int_equal(a.status, CSI_ERR_INVAL);
+	ha.peer.addr[5] = 0;
+	assert_int_equal(sc_rpc_call(e.c, CSI_PROC_HELLO, &ha, &a, &rep), 0);
+	sc_rpc_reply_free(rep);
+	assert_int_equal(a.status, CSI_OK);
+	assert_int_equal(stats_nhosts(&e), 4);
+	env_stop(&e);
+}
+
+/* Calls the handler directly, with callers from addresses loopback lacks. */
+static uint32_t direct(struct csi_service *svc, uint32_t proc,
+		       const void *args, void *res, const struct sockaddr *src)
+{
+	struct sc_rpc_request rq = { .peer = src };
+
+	rq.proc = csi_proc_find(CSI_PROG, proc);
+	rq.args = args;
+	rq.res = res;
+	assert_int_equal(csi_service_handle(svc, &rq), 0);
+	assert_null(rq.mem);	/* HELLO and EVICT allocate nothing */
+	return *(uint32_t *)res;
+}
+
+static struct sockaddr_in sin_of(const char *ip, uint16_t port)
+{
+	struct sockaddr_in s = { .sin_family = AF_INET,
+				 .sin_port = htons(port) };
+
+	assert_int_equal(inet_pton(AF_INET, ip, &s.sin_addr), 1);
+	return s;
+}
+
+/* Offered features, the host limit, source binding (§4 item 4). */
+static void test_hello_config_and_binding(void **state)
+{
+	struct csi_service_config cfg;
+	struct csi_service *svc;
+	struct csi_hello_args ha;
+	struct csi_hello_res hr;
+	struct csi_evict_args ea;
+	struct csi_evict_res er;
+	struct sockaddr_in s1 = sin_of("10.0.0.1", 1234),
+			   s1b = sin_of("10.0.0.1", 999),
+			   s2 = sin_of("10.0.0.2", 1234);
+
+	(void)state;
+	default_cfg(&cfg);
+	cfg.features = CSI_FEAT_READ_HASH;
+	cfg.max_hosts = 2;
+	svc = csi_service_new(ds, &cfg);
+	assert_non_null(svc);
+	memset(&ha, 0, sizeof(ha));
+	memset(ha.host_uuid, 1, sizeof(ha.host_uuid));
+	ha.features = CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER;
+	memset(&hr, 0, sizeof(hr));
+	assert_int_equal(direct(svc, CSI_PROC_HELLO, &ha, &hr,
+				(struct sockaddr *)&s1), CSI_OK);
+	assert_int_equal(hr.features, CSI_FEAT_READ_HASH);
+
+	memset(&ea, 0, sizeof(ea));
+	ea.hdr.host = hr.host;
+	ea.hdr.epoch = hr.epoch;
+	assert_int_equal(direct(svc, CSI_PROC_EVICT, &ea, &er,
+				(struct sockaddr *)&s1b), CSI_OK);
+	assert_int_equal(direct(svc, CSI_PROC_EVICT, &ea, &er,
+				(struct sockaddr *)&s2),
+			 CSI_ERR_UNKNOWN_HOST);
+	assert_int_equal(direct(svc, CSI_PROC_EVICT, &ea, &er, NULL),
+			 CSI_ERR_UNKNOWN_HOST);
+	/* The registration survives a call from the wrong address. */
+	assert_int_equal(direct(svc, CSI_PROC_EVICT, &ea, &er,
+				(struct sockaddr *)&s1), CSI_OK);
+
+	/* Two slots: the third uuid is BUSY until a lease lapses. */
+	memset(ha.host_uuid, 2, sizeof(ha.host_uuid));
+	assert_int_equal(direct(svc, CSI_PROC_HELLO, &ha, &hr,
+				(struct sockaddr *)&s2), CSI_OK);
+	memset(ha.host_uuid, 3, sizeof(ha.host_uuid));
+	assert_int_equal(direct(svc, CSI_PROC_HELLO, &ha, &hr,
+				(struct sockaddr *)&s2), CSI_ERR_BUSY);
+	advance(LEASE - 1);
+	assert_int_equal(direct(svc, CSI_PROC_HELLO, &ha, &hr,
+				(struct sockaddr *)&s2), CSI_ERR_BUSY);
+	advance(1);
+	assert_int_equal(direct(svc, CSI_PROC_HELLO, &ha, &hr,
+				(struct sockaddr *)&s2), CSI_OK);
+	assert_int_equal(direct(svc, CSI_PROC_EVICT, &ea, &er,
+				(struct sockaddr *)&s1),
+			 CSI_ERR_UNKNOWN_HOST);
+	csi_service_free(svc);
+}
+
+/* W/Tracker (grant 0x03), two hosts, exact counters. */
+static void test_tracker_two_hosts(void **state)
+{
+	struct env e;
+	struct reg A, B;
+	struct sc_hash h7 = sha(clone_bytes + 7 * BS);
+
+	(void)state;
+	env_start(&e);
+	A = hello(&e, 0xa, CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER);
+	B = hello(&e, 0xb, CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER);
+	read_clone_all(&e, A, ino_c1, CSI_RK_DATA);	/* A: clone 1 */
+	read_clone_all(&e, A, ino_c2, CSI_RK_HASH);	/* A: clone 2 */
+	read_clone_all(&e, B, ino_c2, CSI_RK_DATA);	/* B: clone 2 */
+	/* A evicts block 7's content; the notice rides on the READ. */
+	read_clone_expect(&e, A, &h7, 1, ino_c2, 0, MAX_BLOCKS,
+			  CSI_READ_WANT_DATA, CSI_RK_HASH, 7, CSI_RK_DATA);
+	/* ... and now holds it again. */
+	read_clone_expect(&e, A, NULL, 0, ino_c2, 0, 8, CSI_READ_WANT_DATA,
+			  CSI_RK_HASH, UINT32_MAX, 0);
+
+	assert_int_equal(counter(&e, A.host, "read.calls"), 4 + 4 + 1 + 1);
+	assert_int_equal(counter(&e, A.host, "read.data_blocks"), 257);
+	assert_int_equal(counter(&e, A.host, "read.data_bytes"), 257 * BS);
+	assert_int_equal(counter(&e, A.host, "read.hash_only_blocks"),
+			 256 + 63 + 8);
+	assert_int_equal(counter(&e, A.host, "evict.notices"), 1);
+	assert_int_equal(counter(&e, A.host, "evict.notices_applied"), 1);
+	assert_int_equal(counter(&e, A.host, "tracker.entries"), 256);
+	assert_int_equal(counter(&e, B.host, "read.data_blocks"), 256);
+	assert_int_equal(counter(&e, B.host, "read.data_bytes"), 256 * BS);
+	assert_int_equal(counter(&e, B.host, "read.hash_only_blocks"), 0);
+	assert_int_equal(counter(&e, B.host, "tracker.entries"), 256);
+	assert_int_equal(counter(&e, 0, "read.data_blocks"), 513);
+	assert_int_equal(counter(&e, 0, "read.data_bytes"), 513 * BS);
+	assert_int_equal(counter(&e, 0, "read.hash_only_blocks"), 327);
+	assert_int_equal(counter(&e, 0, "evict.notices_applied"), 1);
+	assert_int_equal(counter(&e, 0, "tracker.entries"), 512);
+	assert_int_equal(counter(&e, 0, "hosts.registered"), 2);
+	env_stop(&e);
+}
+
+static void gethashes_expect(struct env *e, struct reg g, uint64_t file,
+			     uint64_t lbn, uint32_t count, uint32_t status,
+			     const uint8_t *content, uint32_t nexpect)
+{
+	struct csi_gethashes_args a;
+	struct csi_gethashes_res r;
+	struct sc_rpc_reply *rep;
+	struct sc_hash want;
+	const uint8_t *blk;
+	uint32_t i;
+
+	memset(&a, 0, sizeof(a));
+	hdr_set(&a.hdr, g, NULL, 0);
+	a.file = file;
+	a.lbn = lbn;
+	a.count = count;
+	assert_int_equal(sc_rpc_call(e->c, CSI_PROC_GET_HASHES, &a, &r, &rep),
+			 0);
+	assert_int_equal(r.status, status);
+	if (status == CSI_OK) {
+		check_attr(&r.attr, file);
+		assert_int_equal(r.nblocks, nexpect);
+		for (i = 0; i < nexpect; i++) {
+			blk = content + (size_t)(lbn + i) * BS;
+			want = sha(blk);
+			if (file == ino_holes && (lbn + i == 1 || lbn + i == 2 ||
+						  lbn + i == 4)) {
+				assert_int_equal(r.blocks[i].kind, CSI_HK_HOLE);
+				continue;
+			}
+			assert_int_equal(r.blocks[i].kind, CSI_HK_HASH);
+			assert_true(sc_hash_eq(&r.blocks[i].hash, &want));
+		}
+	}
+	sc_rpc_reply_free(rep);
+}
+
+/* Read# (0x01) and probes: hashes, and the tracker untouched. */
+static void test_readhash_probe(void **state)
+{
+	struct env e;
+	struct reg C, D, E;
+
+	(void)state;
+	env_start(&e);
+	C = hello(&e, 0xc, CSI_FEAT_READ_HASH);
+	gethashes_expect(&e, C, ino_c1, 0, MAX_BLOCKS, CSI_OK, clone_bytes,
+			 MAX_BLOCKS);
+	gethashes_expect(&e, C, ino_c2, 192, MAX_BLOCKS, CSI_OK, clone_bytes,
+			 MAX_BLOCKS);
+	read_clone_expect(&e, C, NULL, 0, ino_c1, 0, MAX_BLOCKS, 0,
+			  CSI_RK_HASH, UINT32_MAX, 0);
+	/* Without TRACKER, WANT_DATA is always DATA. */
+	read_clone_expect(&e, C, NULL, 0, ino_c1, 0, 8, CSI_READ_WANT_DATA,
+			  CSI_RK_DATA, UINT32_MAX, 0);
+	read_clone_expect(&e, C, NULL, 0, ino_c1, 0, 8, CSI_READ_WANT_DATA,
+			  CSI_RK_DATA, UINT32_MAX, 0);
+	assert_int_equal(counter(&e, 0, "tracker.entries"), 0);
+	assert_int_equal(counter(&e, C.host, "read.probe_blocks"), MAX_BLOCKS);
+	assert_int_equal(counter(&e, C.host, "get_hashes.blocks"),
+			 2 * MAX_BLOCKS);
+
+	/* A tracked host's probes and GET_HASHES record nothing. */
+	D = hello(&e, 0xd, CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER);
+	read_clone_expect(&e, D, NULL, 0, ino_c1, 0, MAX_BLOCKS, 0,
+			  CSI_RK_HASH, UINT32_MAX, 0);
+	gethashes_expect(&e, D, ino_c1, 0, MAX_BLOCKS, CSI_OK, clone_bytes,
+			 MAX_BLOCKS);
+	assert_int_equal(counter(&e, 0, "tracker.entries"), 0);
+	read_clone_expect(&e, D, NULL, 0, ino_c1, 0, MAX_BLOCKS,
+			  CSI_READ_WANT_DATA, CSI_RK_DATA, UINT32_MAX, 0);
+	assert_int_equal(counter(&e, D.host, "tracker.entries"), MAX_BLOCKS);
+
+	/* Features not granted: NOTSUPP; unknown flags: INVAL. */
+	E = hello(&e, 0xe, 0);
+	gethashes_expect(&e, E, ino_c1, 0, 1, CSI_ERR_NOTSUPP, NULL, 0);
+	assert_int_equal(read_status(&e, E, ino_c1, 0, 1, 0), CSI_ERR_NOTSUPP);
+	assert_int_equal(read_status(&e, D, ino_c1, 0, 1, CSI_READ_WANT_DATA |
+				     CSI_READ_ACCEPT_PUSH), CSI_ERR_NOTSUPP);
+	assert_int_equal(read_status(&e, D, ino_c1, 0, 1, CSI_READ_WANT_DATA |
+				     CSI_READ_ACCEPT_DELEG), CSI_ERR_NOTSUPP);
+	assert_int_equal(read_status(&e, D, ino_c1, 0, 1, CSI_READ_WANT_DATA |
+				     0x10), CSI_ERR_INVAL);
+	read_clone_expect(&e, E, NULL, 0, ino_c1, 0, 4, CSI_READ_WANT_DATA,
+			  CSI_RK_DATA, UINT32_MAX, 0);
+	/* Baseline (0) with notices: not tracked, notices ignored. */
+	assert_int_equal(counter(&e, E.host, "tracker.entries"), 0);
+	env_stop(&e);
+}
+
+static void test_force_data(void **state)
+{
+	struct env e;
+	struct reg A;
+
+	(void)state;
+	env_start(&e);
+	A = hello(&e, 0xa, CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER);
+	read_clone_expect(&e, A, NULL, 0, ino_c1, 0, 8, CSI_READ_WANT_DATA,
+			  CSI_RK_DATA, UINT32_MAX, 0);
+	read_clone_expect(&e, A, NULL, 0, ino_c1, 0, 8, CSI_READ_WANT_DATA,
+			  CSI_RK_HASH, UINT32_MAX, 0);
+	read_clone_expect(&e, A, NULL, 0, ino_c1, 0, 8,
+			  CSI_READ_WANT_DATA | CSI_READ_FORCE_DATA,
+			  CSI_RK_DATA, UINT32_MAX, 0);
+	assert_int_equal(read_status(&e, A, ino_c1, 0, 8, CSI_READ_FORCE_DATA),
+			 CSI_ERR_INVAL);
+	assert_int_equal(counter(&e, A.host, "read.data_blocks"), 16);
+	assert_int_equal(counter(&e, A.host, "read.hash_only_blocks"), 8);
+	assert_int_equal(counter(&e, A.host, "tracker.entries"), 8);
+	env_stop(&e);
+}
+
+static void test_holes_and_eof(void **state)
+{
+	static const uint32_t kinds[6] = { CSI_RK_DATA, CSI_RK_HOLE,
+					   CSI_RK_HOLE, CSI_RK_DATA,
+					   CSI_RK_HOLE, CSI_RK_DATA };
+	struct env e;
+	struct reg A;
+	struct csi_read_res r;
+	struct sc_rpc_reply *rep;
+	struct sc_hash want;
+	uint8_t blk[BS];
+	uint32_t i;
+
+	(void)state;
+	env_start(&e);
+	A = hello(&e, 0xa, CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER);
+	gethashes_expect(&e, A, ino_holes, 0, MAX_BLOCKS, CSI_OK, holes_bytes,
+			 6);
+	do_read(&e, A, NULL, 0, ino_holes, 0, MAX_BLOCKS, CSI_READ_WANT_DATA,
+		&r, &rep);
+	assert_int_equal(r.status, CSI_OK);
+	assert_int_equal(r.attr.size, HOLES_SIZE);
+	check_attr(&r.attr, ino_holes);
+	assert_int_equal(r.nblocks, 6);
+	for (i = 0; i < 6; i++) {
+		assert_int_equal(r.blocks[i].kind, kinds[i]);
+		if (kinds[i] != CSI_RK_DATA)
+			continue;
+		assert_true(r.blocks[i].data.len <= BS);
+		memset(blk, 0, BS);
+		memcpy(blk, r.blocks[i].data.p, r.blocks[i].data.len);
+		assert_memory_equal(blk, holes_bytes + i * BS, BS);
+		want = sha(blk);	/* the hash of the zero-filled block */
+		assert_true(sc_hash_eq(&r.blocks[i].hash, &want));
+	}
+	sc_rpc_reply_free(rep);
+	assert_int_equal(counter(&e, A.host, "read.hole_blocks"), 3);
+	assert_int_equal(counter(&e, A.host, "tracker.entries"), 3);
+
+	/* Cut at end of file; count 0 gives the attrs only. */
+	do_read(&e, A, NULL, 0, ino_holes, 4, 10, CSI_READ_WANT_DATA, &r, &rep);
+	assert_int_equal(r.status, CSI_OK);
+	assert_int_equal(r.nblocks, 2);
+	assert_int_equal(r.blocks[0].kind, CSI_RK_HOLE);
+	assert_int_equal(r.blocks[1].kind, CSI_RK_HASH);	/* held now */
+	sc_rpc_reply_free(rep);
+	do_read(&e, A, NULL, 0, ino_holes, 6, 10, CSI_READ_WANT_DATA, &r, &rep);
+	assert_int_equal(r.status, CSI_OK);
+	assert_int_equal(r.nblocks, 0);
+	sc_rpc_reply_free(rep);
+	do_read(&e, A, NULL, 0, ino_c1, 0, 0, CSI_READ_WANT_DATA, &r, &rep);
+	assert_int_equal(r.status, CSI_OK);
+	assert_int_equal(r.nblocks, 0);
+	check_attr(&r.attr, ino_c1);
+	sc_rpc_reply_free(rep);
+	gethashes_expect(&e, A, ino_c1, 0, 0, CSI_OK, clone_bytes, 0);
+
+	/* lbn overflow, a missing file, a directory. */
+	assert_int_equal(read_status(&e, A, ino_c1, UINT64_MAX / BS, 1,
+				     CSI_READ_WANT_DATA), CSI_ERR_INVAL);
+	gethashes_expect(&e, A, ino_c1, UINT64_MAX - 1, 4, CSI_ERR_INVAL,
+			 NULL, 0);
+	assert_int_equal(read_status(&e, A, 999999, 0, 1, CSI_READ_WANT_DATA),
+			 CSI_ERR_STALE);
+	gethashes_expect(&e, A, 0, 0, 1, CSI_ERR_STALE, NULL, 0);
+	assert_int_equal(read_status(&e, A, DSTORE_ROOT_INO, 0, 1,
+				     CSI_READ_WANT_DATA), CSI_ERR_INVAL);
+	env_stop(&e);
+}
+
+/* §5.1: the header checks, in order; TOO_BIG applies no notice. */
+static void test_header_checks(void **state)
+{
+	struct env e;
+	struct reg A, bad;
+	struct sc_hash ev[MAX_EVICT + 1], h0 = sha(clone_bytes);
+	struct csi_write_args wa;
+	struct csi_write_block wb;
+	struct csi_write_res wr;
+	struct csi_lookup_args la;
+	struct csi_lookup_res lr;
+	struct csi_commit_args ca;
+	struct csi_commit_res cr;
+	struct csi_read_res rr;
+	struct sc_rpc_reply *rep;
+	uint32_t i;
+
+	(void)state;
+	env_start(&e);
+	A = hello(&e, 0xa, CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER);
+	for (i = 0; i <= MAX_EVICT; i++) {
+		memset(&ev[i], (int)i + 1, sizeof(ev[i]));
+	}
+	ev[MAX_EVICT] = h0;
+
+	bad = A;
+	bad.epoch++;
+	assert_int_equal(read_status(&e, bad, ino_c1, 0, 1,
+				     CSI_READ_WANT_DATA), CSI_ERR_BAD_EPOCH);
+	assert_int_equal(evict(&e, bad, NULL, 0), CSI_ERR_BAD_EPOCH);
+	bad.host ^= 1;			/* bad epoch before unknown host */
+	assert_int_equal(evict(&e, bad, ev, MAX_EVICT + 1), CSI_ERR_BAD_EPOCH);
+	bad.epoch = A.epoch;
+	assert_int_equal(read_status(&e, bad, ino_c1, 0, 1,
+				     CSI_READ_WANT_DATA), CSI_ERR_UNKNOWN_HOST);
+	/* unknown host before too many notices */
+	assert_int_equal(evict(&e, bad, ev, MAX_EVICT + 1),
+			 CSI_ERR_UNKNOWN_HOST);
+	bad.host = 0;
+	assert_int_equal(evict(&e, bad, NULL, 0), CSI_ERR_UNKNOWN_HOST);
+
+	/* A holds h0; 17 notices (h0 among them) are refused, none applied. */
+	read_clone_expect(&e, A, NULL, 0, ino_c1, 0, 1, CSI_READ_WANT_DATA,
+			  CSI_RK_DATA, UINT32_MAX, 0);
+	assert_int_equal(evict(&e, A, ev, MAX_EVICT + 1), CSI_ERR_TOO_BIG);
+	read_clone_expect(&e, A, NULL, 0, ino_c1, 0, 1, CSI_READ_WANT_DATA,
+			  CSI_RK_HASH, UINT32_MAX, 0);
+	assert_int_equal(evict(&e, A, ev + 1, MAX_EVICT), CSI_OK);
+	read_clone_expect(&e, A, NULL, 0, ino_c1, 0, 1, CSI_READ_WANT_DATA,
+			  CSI_RK_DATA, UINT32_MAX, 0);
+	assert_int_equal(counter(&e, A.host, "evict.notices"), MAX_EVICT);
+	assert_int_equal(counter(&e, A.host, "evict.notices_applied"), 1);
+	assert_int_equal(counter(&e, 0, "errors.too_many_notices"), 1);
+
+	/* The operation's own TOO_BIG, after the notices were applied. */
+	do_read(&e, A, &h0, 1, ino_c1, 0, MAX_BLOCKS + 1, CSI_READ_WANT_DATA,
+		&rr, &rep);
+	sc_rpc_reply_free(rep);
+	assert_int_equal(rr.status, CSI_ERR_TOO_BIG);
+	read_clone_expect(&e, A, NULL, 0, ino_c1, 0, 1, CSI_READ_WANT_DATA,
+			  CSI_RK_DATA, UINT32_MAX, 0);
+	gethashes_expect(&e, A, ino_c1, 0, MAX_BLOCKS + 1, CSI_ERR_TOO_BIG,
+			 NULL, 0);
+
+	/* Not implemented yet: WRITE NOTSUPP, LOOKUP NOENT; COMMIT works. */
+	memset(&wa, 0, sizeof(wa));
+	memset(&wb, 0, sizeof(wb));
+	hdr_set(&wa.hdr, A, NULL, 0);
+	wa.file = ino_c1;
+	wa.end = BS;
+	wb.kind = CSI_WK_DATA;
+	wb.hash = h0;
+	wb.data.p = clone_bytes;
+	wb.data.len = BS;
+	wa.blocks = &wb;
+	wa.nblocks = 1;
+	assert_int_equal(sc_rpc_call(e.c, CSI_PROC_WRITE, &wa, &wr, &rep), 0);
+	sc_rpc_reply_free(rep);
+	assert_int_equal(wr.status, CSI_ERR_NOTSUPP);
+	memset(&la, 0, sizeof(la));
+	hdr_set(&la.hdr, A, NULL, 0);
+	la.export_path.p = (const uint8_t *)"/vdi";
+	la.export_path.len = 4;
+	la.path.p = (const uint8_t *)"c1";
+	la.path.len = 2;
+	assert_int_equal(sc_rpc_call(e.c, CSI_PROC_LOOKUP, &la, &lr, &rep), 0);
+	sc_rpc_reply_free(rep);
+	assert_int_equal(lr.status, CSI_ERR_NOENT);
+	memset(&ca, 0, sizeof(ca));
+	hdr_set(&ca.hdr, A, NULL, 0);
+	ca.file = ino_c2;
+	assert_int_equal(sc_rpc_call(e.c, CSI_PROC_COMMIT, &ca, &cr, &rep), 0);
+	sc_rpc_reply_free(rep);
+	assert_int_equal(cr.status, CSI_OK);
+	check_attr(&cr.attr, ino_c2);
+	env_stop(&e);
+}
+
+/* §5.3: renewed by every counted request, forgotten lazily after. */
+static void test_lease(void **state)
+{
+	struct env e;
+	struct reg A;
+
+	(void)state;
+	env_start(&e);
+	A = hello(&e, 0xa, CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER);
+	read_clone_expect(&e, A, NULL, 0, ino_c1, 0, 8, CSI_READ_WANT_DATA,
+			  CSI_RK_DATA, UINT32_MAX, 0);
+	advance(LEASE - 1);
+	assert_int_equal(evict(&e, A, NULL, 0), CSI_OK);
+	advance(LEASE - 1);
+	read_clone_expect(&e, A, NULL, 0, ino_c1, 0, 8, CSI_READ_WANT_DATA,
+			  CSI_RK_HASH, UINT32_MAX, 0);
+	assert_int_equal(counter(&e, 0, "tracker.entries"), 8);
+	advance(LEASE);
+	assert_int_equal(evict(&e, A, NULL, 0), CSI_ERR_UNKNOWN_HOST);
+	assert_int_equal(counter(&e, 0, "tracker.entries"), 0);
+	assert_int_equal(counter(&e, 0, "hosts.expired"), 1);
+	assert_int_equal(counter(&e, 0, "hosts.registered"), 0);
+	A = hello(&e, 0xa, CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER);
+	read_clone_expect(&e, A, NULL, 0, ino_c1, 0, 8, CSI_READ_WANT_DATA,
+			  CSI_RK_DATA, UINT32_MAX, 0);
+	env_stop(&e);
+}
+
+/* ---- malformed arguments ---- */
+
+static int raw_connect(uint16_t port)
+{
+	struct sockaddr_in sin = sin_of("127.0.0.1", port);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	return fd;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static void read_full(int fd, uint8_t *p, size_t n)
+{
+	ssize_t got;
+
+	while (n) {
+		got = read(fd, p, n);
+		assert_true(got > 0);
+		p += got;
+		n -= (size_t)got;
+	}
+}
+
+/* One call record with this body; the reply's header (whole record read). */
+static void raw_call(int fd, uint32_t proc, const uint8_t *body,
+		     uint32_t body_len, struct sc_rpc_reply_hdr *rh)
+{
+	uint32_t w[] = { 0x77, SC_RPC_CALL, 2, CSI_PROG, CSI_VERS, proc,
+			 0, 0, 0, 0 };
+	uint8_t rec[4 + sizeof(w) + 256], mark[4], *reply;
+	uint32_t i, n = sizeof(w) + body_len, rlen;
+	struct sc_xdr x;
+
+	assert_true(body_len <= 256);
+	put32(rec, n | SC_RPC_RM_LAST);
+	for (i = 0; i < SC_ARRAY_SIZE(w); i++)
+		put32(rec + 4 + 4 * i, w[i]);
+	if (body_len)
+		memcpy(rec + 4 + sizeof(w), body, body_len);
+	assert_int_equal(write(fd, rec, 4 + n), 4 + n);
+	read_full(fd, mark, 4);
+	rlen = ((uint32_t)mark[0] << 24 | (uint32_t)mark[1] << 16 |
+		(uint32_t)mark[2] << 8 | mark[3]);
+	assert_true(rlen & SC_RPC_RM_LAST);
+	rlen &= SC_RPC_RM_LEN_MASK;
+	assert_true(rlen >= 12 && rlen <= (1u << 20));
+	reply = malloc(rlen);
+	assert_non_null(reply);
+	read_full(fd, reply, rlen);
+	sc_xdr_init_decode(&x, reply, rlen, NULL, 0);
+	sc_rpc_xdr_reply_hdr(&x, rh);
+	free(reply);
+	assert_int_equal(x.err, 0);
+	assert_int_equal(rh->xid, 0x77);
+}
+
+static void test_garbage_args(void **state)
+{
+	struct env e;
+	struct reg A;
+	struct csi_read_args a;
+	struct sc_rpc_reply_hdr rh;
+	uint8_t body[256];
+	size_t len;
+	int fd;
+
+	(void)state;
+	env_start(&e);
+	A = hello(&e, 0xa, CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER);
+	memset(&a, 0, sizeof(a));
+	hdr_set(&a.hdr, A, NULL, 0);
+	a.file = ino_c1;
+	a.count = 1;
+	a.flags = CSI_READ_WANT_DATA;
+	assert_int_equal(csi_encode(CSI_MSG_READ_ARGS, &a, body, sizeof(body),
+				    &len), 0);
+	fd = raw_connect(sc_rpc_server_port(e.srv));
+	/* The well-formed body works on this connection ... */
+	raw_call(fd, CSI_PROC_READ, body, (uint32_t)len, &rh);
+	assert_int_equal(rh.reply_stat, SC_RPC_MSG_ACCEPTED);
+	assert_int_equal(rh.accept_stat, SC_RPC_SUCCESS);
+	/* ... truncated, with a byte left over, or a count over the limit: */
+	raw_call(fd, CSI_PROC_READ, body, (uint32_t)len - 4, &rh);
+	assert_int_equal(rh.accept_stat, SC_RPC_GARBAGE_ARGS);
+	body[len] = 0;
+	body[len + 1] = body[len + 2] = body[len + 3] = 0;
+	raw_call(fd, CSI_PROC_READ, body, (uint32_t)len + 4, &rh);
+	assert_int_equal(rh.accept_stat, SC_RPC_GARBAGE_ARGS);
+	put32(body + 16, CSI_MAX_EVICT + 1);	/* hdr.evicted's count */
+	raw_call(fd, CSI_PROC_READ, body, (uint32_t)len, &rh);
+	assert_int_equal(rh.accept_stat, SC_RPC_GARBAGE_ARGS);
+	/* a HELLO with a bad peer family (an enum the .x does not define) */
+	memset(body, 0, sizeof(body));
+	body[0] = 1;
+	put32(body + 20, 7);
+	raw_call(fd, CSI_PROC_HELLO, body, 56, &rh);
+	assert_int_equal(rh.accept_stat, SC_RPC_GARBAGE_ARGS);
+	/* The server keeps serving, this connection and the others. */
+	raw_call(fd, CSI_PROC_NULL, NULL, 0, &rh);
+	assert_int_equal(rh.accept_stat, SC_RPC_SUCCESS);
+	close(fd);
+	read_clone_expect(&e, A, NULL, 0, ino_c1, 0, 1, CSI_READ_WANT_DATA,
+			  CSI_RK_HASH, UINT32_MAX, 0);
+	assert_int_equal(counter(&e, A.host, "read.calls"), 2);
+	env_stop(&e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hello_grants),
+		cmocka_unit_test(test_hello_config_and_binding),
+		cmocka_unit_test(test_tracker_two_hosts),
+		cmocka_unit_test(test_readhash_probe),
+		cmocka_unit_test(test_force_data),
+		cmocka_unit_test(test_holes_and_eof),
+		cmocka_unit_test(test_header_checks),
+		cmocka_unit_test(test_lease),
+		cmocka_unit_test(test_garbage_args),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
