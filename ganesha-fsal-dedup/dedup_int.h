@@ -35,6 +35,12 @@ struct dedup_fsal_module {
 	uint64_t container_size;
 	uint32_t max_readers;
 	uint32_t housekeeping_ms;	/* apply deltas, reclaim; 0: off */
+	/* the CSI service (csi/): off while csi_port is 0 */
+	uint16_t csi_port;
+	char *csi_bind_addr;
+	uint32_t csi_max_hosts;
+	uint32_t csi_tracker_entries;
+	uint32_t csi_lease;
 };
 
 extern struct dedup_fsal_module DEDUP;
@@ -51,6 +57,7 @@ struct dedup_store {
 	uint32_t block_size;
 	uint64_t tag;			/* dstore_id: fsid and handles */
 	fsal_fsid_t fsid;
+	struct csi_server_thread *csi;	/* serving this store, or NULL */
 };
 
 struct dedup_store *dedup_store_get(const char *path);

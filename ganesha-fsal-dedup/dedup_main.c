@@ -20,8 +20,8 @@
 #include "nfs_core.h"
 #include "FSAL/fsal_init.h"
 #include "FSAL/fsal_commonlib.h"
-#include "city.h"
 #include "dedup_int.h"
+#include "server_thread.h"
 
 #define DEDUP_SUPPORTED_ATTRIBUTES (ATTRS_POSIX | ATTR_CREATION)
 
@@ -34,6 +34,8 @@
 #define MAX_READERS_MIN 16u
 #define MAX_READERS_MAX 65536u
 #define HOUSEKEEPING_MAX_MS 3600000u
+#define CSI_MAX_HOSTS_MAX 65535u
+#define CSI_TRACKER_MAX (1u << 30)
 
 static const char dedup_name[] = "DEDUP";
 
@@ -107,6 +109,16 @@ static struct config_item dedup_items[] = {
 	CONF_ITEM_UI32("Housekeeping_Interval", 0, HOUSEKEEPING_MAX_MS,
 		       DSTORE_RECLAIM_INTERVAL_DEFAULT,
 		       dedup_fsal_module, housekeeping_ms),
+	CONF_ITEM_UI16("CSI_Port", 0, UINT16_MAX, 0, dedup_fsal_module,
+		       csi_port),
+	CONF_ITEM_STR("CSI_Bind_Addr", 1, 64, "0.0.0.0", dedup_fsal_module,
+		      csi_bind_addr),
+	CONF_ITEM_UI32("CSI_Max_Hosts", 1, CSI_MAX_HOSTS_MAX, 64,
+		       dedup_fsal_module, csi_max_hosts),
+	CONF_ITEM_UI32("CSI_Tracker_Entries", 64, CSI_TRACKER_MAX, 1u << 20,
+		       dedup_fsal_module, csi_tracker_entries),
+	CONF_ITEM_UI32("CSI_Lease", 5, 3600, 90, dedup_fsal_module,
+		       csi_lease),
 	CONFIG_EOL
 };
 
@@ -235,6 +247,47 @@ static struct dedup_store *store_find_locked(const char *path)
 	return NULL;
 }
 
+/*
+ * The CSI service (CSI_Port set) serves the first store opened; it is
+ * one port and one epoch for one store.  store_lock held.
+ */
+static void csi_start_locked(struct dedup_store *st)
+{
+	struct csi_service_config c = {
+		.max_hosts = DEDUP.csi_max_hosts,
+		.tracker_entries = DEDUP.csi_tracker_entries,
+		.lease_seconds = DEDUP.csi_lease,
+		.features = CSI_SERVICE_FEATURES,
+	};
+	struct dedup_store *other;
+	struct glist_head *gl;
+	char err[256];
+
+	if (DEDUP.csi_port == 0)
+		return;
+	glist_for_each(gl, &store_list) {
+		other = glist_entry(gl, struct dedup_store, entry);
+		if (other->csi) {
+			LogWarn(COMPONENT_FSAL,
+				"DEDUP: the CSI service serves store %s only, not %s",
+				other->path, st->path);
+			return;
+		}
+	}
+	st->csi = csi_server_thread_start(st->ds, DEDUP.csi_bind_addr,
+					  DEDUP.csi_port, &c, err, sizeof(err));
+	if (!st->csi) {
+		LogCrit(COMPONENT_FSAL,
+			"DEDUP: no CSI service for store %s: %s", st->path,
+			err);
+		return;
+	}
+	LogEvent(COMPONENT_FSAL,
+		 "DEDUP: CSI service for store %s on %s port %u, epoch %" PRIx64,
+		 st->path, DEDUP.csi_bind_addr, DEDUP.csi_port,
+		 csi_server_thread_epoch(st->csi));
+}
+
 struct dedup_store *dedup_store_get(const char *path)
 {
 	struct dedup_store *st;
@@ -286,6 +339,7 @@ struct dedup_store *dedup_store_get(const char *path)
 	st->tag = dstore_id(st->ds);
 	st->fsid.major = st->tag;
 	st->fsid.minor = DSTORE_ROOT_INO;
+	csi_start_locked(st);
 	glist_add_tail(&store_list, &st->entry);
 	PTHREAD_MUTEX_unlock(&store_lock);
 
@@ -310,6 +364,8 @@ void dedup_store_put(struct dedup_store *st)
 		return;
 	}
 	glist_del(&st->entry);
+	/* The service stops before its store closes. */
+	csi_server_thread_stop(st->csi);
 	/* Closed under the lock so a new export cannot open it meanwhile. */
 	dstore_close(st->ds);
 	PTHREAD_MUTEX_unlock(&store_lock);
@@ -340,6 +396,16 @@ MODULE_INIT static void dedup_fsal_init(void)
 
 MODULE_FINI static void dedup_fsal_fini(void)
 {
+	struct glist_head *gl;
+
+	/* no thread of ours may outlive the module's code */
+	glist_for_each(gl, &store_list) {
+		struct dedup_store *st =
+			glist_entry(gl, struct dedup_store, entry);
+
+		csi_server_thread_stop(st->csi);
+		st->csi = NULL;
+	}
 	if (unregister_fsal(&DEDUP.fsal) != 0) {
 		LogCrit(COMPONENT_FSAL,
 			"DEDUP: unable to unload FSAL. Dying with extreme prejudice.");
