@@ -112,6 +112,31 @@ static uint64_t fileid(const char *path)
 	return st.nfs_ino;
 }
 
+/* seacachectl stats --server: the totals of the reads above. */
+static void stats_check(void)
+{
+	char server[32], *out = NULL;
+	char *json[] = { (char *)nh_seacachectl(), "stats", "--server", server,
+			 "--json", NULL };
+	char *prom[] = { (char *)nh_seacachectl(), "stats", "--server", server,
+			 "--prometheus", NULL };
+	uint64_t v;
+
+	snprintf(server, sizeof(server), "127.0.0.1:%s", nh_env("CSI_PORT"));
+	assert_int_equal(nh_run(json, &out), 0);
+	/* the server-wide counters come first */
+	assert_int_equal(nh_json_u64(out, "read.data_blocks", &v), 0);
+	assert_int_equal(v, 2 * NBLK + 1);
+	assert_int_equal(nh_json_u64(out, "read.hash_only_blocks", &v), 0);
+	assert_int_equal(v, 2 * NBLK - 1);
+	free(out);
+	out = NULL;
+	assert_int_equal(nh_run(prom, &out), 0);
+	assert_non_null(strstr(out, "\nseacache_csi_read_data_blocks 129\n"));
+	assert_non_null(strstr(out, "seacache_csi_read_hash_only_blocks{host="));
+	free(out);
+}
+
 static void test_csi_next_to_nfs(void **state)
 {
 	struct sc_rpc_client_opts o = { .host = "127.0.0.1", .prog = CSI_PROG };
@@ -154,6 +179,7 @@ static void test_csi_next_to_nfs(void **state)
 	assert_int_equal(hash, NBLK - 1);
 	sc_rpc_client_close(c);
 	c = NULL;
+	stats_check();
 }
 
 static int setup(void **state)

@@ -3,6 +3,8 @@
  * seacachectl: the operator's view of a SeaCache dedup store.
  *
  *   seacachectl stats STORE [--json]      space, dedup and write counters
+ *   seacachectl stats --server HOST:PORT [--json|--prometheus]
+ *                                         a running CSI service's counters
  *   seacachectl fsck STORE [--repair] [--json]
  *   seacachectl gc STORE [--json]         reclaim dead chunks now
  *
@@ -17,6 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <seacache/csi_codec.h>
+#include <seacache/rpc_transport.h>
+
 #include "dstore.h"
 
 /* fsck exit codes, as e2fsck's */
@@ -29,11 +34,15 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: seacachectl COMMAND STORE [options]\n"
+		"       seacachectl stats --server HOST:PORT [--json|--prometheus]\n"
 		"\n"
 		"commands:\n"
 		"  stats STORE        logical and physical bytes, dedup ratio, chunks,\n"
 		"                     holes, silent writes, reclaimable bytes, index size\n"
 		"                     (safe while ganesha.nfsd serves the store)\n"
+		"  stats --server HOST:PORT\n"
+		"                     the counters of a running CSI service (DEDUP {\n"
+		"                     CSI_Port }), server-wide and per registered host\n"
 		"  fsck STORE         check every reference count, block map entry,\n"
 		"                     CSI-Map entry and chunk hash; exit status 0 clean,\n"
 		"                     1 problems repaired, 4 problems left, 8 could not run\n"
@@ -41,6 +50,7 @@ static void usage(FILE *out)
 		"\n"
 		"options:\n"
 		"  --json             machine-readable output\n"
+		"  --prometheus       (stats --server) Prometheus text exposition format\n"
 		"  --repair           (fsck) fix what can be fixed without guessing data\n"
 		"  -h, --help         this text\n"
 		"\n"
@@ -214,16 +224,135 @@ static int cmd_gc(const char *dir, bool json)
 	return EXIT_CLEAN;
 }
 
+/* A counter name as a Prometheus metric name: seacache_csi_read_calls. */
+static void prom_name(const struct csi_bytes *n, char *out, size_t len)
+{
+	size_t o = (size_t)snprintf(out, len, "seacache_csi_");
+
+	for (uint32_t i = 0; i < n->len && o + 1 < len; i++) {
+		char ch = (char)n->p[i];
+
+		out[o++] = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ?
+			   ch : '_';
+	}
+	out[o] = '\0';
+}
+
+static void print_counters(const struct csi_counter *c, uint32_t n,
+			   const char *indent)
+{
+	for (uint32_t i = 0; i < n; i++)
+		printf("%s%-32.*s %" PRIu64 "\n", indent, (int)c[i].name.len,
+		       (const char *)c[i].name.p, c[i].value);
+}
+
+static void json_counters(const struct csi_counter *c, uint32_t n)
+{
+	printf("{");
+	for (uint32_t i = 0; i < n; i++)
+		printf("%s\"%.*s\":%" PRIu64, i ? "," : "", (int)c[i].name.len,
+		       (const char *)c[i].name.p, c[i].value);
+	printf("}");
+}
+
+static void prom_counters(const struct csi_counter *c, uint32_t n,
+			  const struct csi_host_stats *h)
+{
+	char name[128];
+
+	for (uint32_t i = 0; i < n; i++) {
+		prom_name(&c[i].name, name, sizeof(name));
+		if (h)
+			printf("%s{host=\"%" PRIu64 "\",host_name=\"%.*s\"} %" PRIu64 "\n",
+			       name, h->host, (int)h->host_name.len,
+			       (const char *)h->host_name.p, c[i].value);
+		else
+			printf("%s %" PRIu64 "\n", name, c[i].value);
+	}
+}
+
+static int cmd_stats_server(const char *addr, bool json, bool prom)
+{
+	struct sc_rpc_client_opts o = { .prog = CSI_PROG, .timeout_ms = 10000 };
+	struct csi_stats_args a = { .per_host = true };
+	struct csi_stats_res r;
+	struct sc_rpc_client *c;
+	struct sc_rpc_reply *rep;
+	char host[64];
+	const char *colon = strrchr(addr, ':');
+	int rc;
+
+	if (!colon || colon == addr || (size_t)(colon - addr) >= sizeof(host) ||
+	    atoi(colon + 1) <= 0 || atoi(colon + 1) > 65535) {
+		fprintf(stderr, "seacachectl: --server wants HOST:PORT (numeric address), not '%s'\n",
+			addr);
+		return EXIT_OPERATIONAL;
+	}
+	memcpy(host, addr, (size_t)(colon - addr));
+	host[colon - addr] = '\0';
+	o.host = host;
+	o.port = (uint16_t)atoi(colon + 1);
+	rc = sc_rpc_client_open(&o, &c);
+	if (rc) {
+		fprintf(stderr, "seacachectl: cannot reach the CSI service at %s: %s (is CSI_Port set in the DEDUP block?)\n",
+			addr, strerror(-rc));
+		return EXIT_OPERATIONAL;
+	}
+	rc = sc_rpc_call(c, CSI_PROC_STATS, &a, &r, &rep);
+	sc_rpc_client_close(c);
+	if (rc || r.status != CSI_OK) {
+		fprintf(stderr, "seacachectl: STATS from %s failed: %s\n", addr,
+			rc ? strerror(-rc) : "refused by the server");
+		if (!rc)
+			sc_rpc_reply_free(rep);
+		return EXIT_OPERATIONAL;
+	}
+	if (json) {
+		printf("{\"server\":\"%s\",\"epoch\":%" PRIu64 ",\"counters\":", addr,
+		       r.epoch);
+		json_counters(r.counters, r.ncounters);
+		printf(",\"hosts\":[");
+		for (uint32_t i = 0; i < r.nhosts; i++) {
+			printf("%s{\"host\":%" PRIu64 ",\"name\":\"%.*s\",\"counters\":",
+			       i ? "," : "", r.hosts[i].host,
+			       (int)r.hosts[i].host_name.len,
+			       (const char *)r.hosts[i].host_name.p);
+			json_counters(r.hosts[i].counters, r.hosts[i].ncounters);
+			printf("}");
+		}
+		printf("]}\n");
+	} else if (prom) {
+		prom_counters(r.counters, r.ncounters, NULL);
+		for (uint32_t i = 0; i < r.nhosts; i++)
+			prom_counters(r.hosts[i].counters, r.hosts[i].ncounters,
+				      &r.hosts[i]);
+	} else {
+		printf("CSI service %s, epoch %016" PRIx64 "\n", addr, r.epoch);
+		print_counters(r.counters, r.ncounters, "  ");
+		for (uint32_t i = 0; i < r.nhosts; i++) {
+			printf("host %" PRIu64 " (%.*s)\n", r.hosts[i].host,
+			       (int)r.hosts[i].host_name.len,
+			       (const char *)r.hosts[i].host_name.p);
+			print_counters(r.hosts[i].counters,
+				       r.hosts[i].ncounters, "  ");
+		}
+	}
+	sc_rpc_reply_free(rep);
+	return EXIT_CLEAN;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "repair", no_argument, NULL, 'r' },
+		{ "server", required_argument, NULL, 's' },
+		{ "prometheus", no_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool json = false, repair = false;
-	const char *cmd, *dir;
+	bool json = false, repair = false, prom = false;
+	const char *cmd, *dir, *server = NULL;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -234,6 +363,12 @@ int main(int argc, char **argv)
 		case 'r':
 			repair = true;
 			break;
+		case 's':
+			server = optarg;
+			break;
+		case 'p':
+			prom = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return EXIT_CLEAN;
@@ -241,6 +376,14 @@ int main(int argc, char **argv)
 			usage(stderr);
 			return EXIT_OPERATIONAL;
 		}
+	}
+	if (server || prom) {
+		if (!server || argc - optind != 1 || strcmp(argv[optind], "stats") ||
+		    (json && prom)) {
+			fprintf(stderr, "seacachectl: usage: seacachectl stats --server HOST:PORT [--json|--prometheus]\n");
+			return EXIT_OPERATIONAL;
+		}
+		return cmd_stats_server(server, json, prom);
 	}
 	if (argc - optind != 2) {
 		usage(stderr);
