@@ -183,19 +183,23 @@ static int read_plan(struct dstore *ds, MDB_txn *txn, uint64_t ino,
 /*
  * Reads the planned blocks into the caller's range at off: whole blocks
  * straight into buf, runs of consecutive slots in one call; a partial
- * block through a bounce buffer.
+ * block through a bounce buffer.  Holes, the gaps between the planned
+ * blocks, are zeroed; nothing is written twice.
  */
 static int read_blocks(struct dstore *ds, const struct read_block *rb,
 		       size_t n, uint64_t off, uint8_t *buf, size_t len)
 {
 	uint8_t *bounce = NULL;
 	void *bufs[64];
+	size_t done = 0;	/* buf[0, done) is filled */
 	int rc = 0;
 
 	for (size_t i = 0; i < n && !rc;) {
 		uint64_t bstart = rb[i].lbn << ds->bshift;
+		uint64_t from = bstart > off ? bstart : off;
 		size_t run = 0;
 
+		memset(buf + done, 0, from - off - done);
 		/* a run of whole blocks in consecutive slots */
 		while (i + run < n && run < 64) {
 			const struct read_block *b = &rb[i + run];
@@ -213,6 +217,7 @@ static int read_blocks(struct dstore *ds, const struct read_block *rb,
 			for (size_t j = 0; j < run && !rc; j++)
 				rc = verify(ds, &rb[i + j].c, &rb[i + j].h,
 					    bufs[j]);
+			done = bstart + ((uint64_t)run << ds->bshift) - off;
 			i += run;
 			continue;
 		}
@@ -223,15 +228,17 @@ static int read_blocks(struct dstore *ds, const struct read_block *rb,
 		}
 		rc = block_read_verified(ds, &rb[i].c, &rb[i].h, bounce);
 		if (!rc) {
-			uint64_t from = bstart > off ? bstart : off;
 			uint64_t to = bstart + ds->bsize < off + len ?
 				      bstart + ds->bsize : off + len;
 
 			memcpy(buf + (from - off), bounce + (from - bstart),
 			       to - from);
+			done = to - off;
 		}
 		i++;
 	}
+	if (!rc)
+		memset(buf + done, 0, len - done);
 	free(bounce);
 	return rc;
 }
@@ -271,10 +278,8 @@ ssize_t dstore_read(struct dstore *ds, uint64_t ino, uint64_t off, void *buf,
 	}
 	rc = read_plan(ds, txn, ino, first, last, rb, &n);
 	mdb_txn_abort(txn);
-	if (!rc) {
-		memset(buf, 0, len);	/* holes */
+	if (!rc)
 		rc = read_blocks(ds, rb, n, off, buf, len);
-	}
 	if (rb != stack_rb)
 		free(rb);
 	*eof = off + len >= ir.size;
@@ -359,6 +364,8 @@ static int plan_store(struct dstore *ds, struct block_plan *p, size_t n,
 	for (size_t i = 0; i < n && !rc; i++) {
 		if (p[i].kind != PLAN_NEW)
 			continue;
+		/* only stored contents need their read check */
+		p[i].check = chunk_checksum(p[i].data, ds->bsize);
 		p[i].slot = slot++;
 		bufs[k++] = (void *)p[i].data;
 		if (k == 64) {
@@ -557,7 +564,6 @@ static int plan_build(struct dstore *ds, MDB_txn *txn, uint64_t ino,
 			continue;
 		}
 		p[i].kind = PLAN_NEW;
-		p[i].check = chunk_checksum(p[i].data, ds->bsize);
 		rc = sc_hasher_digest(hs, p[i].data, ds->bsize, &p[i].h);
 		if (rc)
 			return rc;
@@ -700,7 +706,6 @@ int truncate_locked(struct dstore *ds, uint64_t ino, uint64_t size,
 			p.kind = PLAN_HOLE;
 			if (!block_is_zero(b, ds->bsize)) {
 				p.kind = PLAN_NEW;
-				p.check = chunk_checksum(b, ds->bsize);
 				rc = sc_hasher_digest(dstore_hasher(ds), b,
 						      ds->bsize, &p.h);
 			}
