@@ -5,23 +5,15 @@
  */
 #include "seacache/peer_token.h"
 
-static void put_be64(uint8_t *p, uint64_t v)
-{
-	int i;
-
-	for (i = 7; i >= 0; i--, v >>= 8)
-		p[i] = (uint8_t)v;
-}
-
 void sc_peer_token_msg(const struct sc_peer_token_fields *f,
 		       uint8_t msg[SC_PEER_TOKEN_MSG_LEN])
 {
 	sc_memcpy(msg, "SCPR1", 5);
 	sc_memcpy(msg + 5, f->hash.b, SC_HASH_LEN);
-	put_be64(msg + 37, f->requester);
-	put_be64(msg + 45, f->serving);
-	put_be64(msg + 53, f->epoch);
-	put_be64(msg + 61, f->expiry);
+	sc_put_be64(msg + 37, f->requester);
+	sc_put_be64(msg + 45, f->serving);
+	sc_put_be64(msg + 53, f->epoch);
+	sc_put_be64(msg + 61, f->expiry);
 }
 
 int sc_peer_token_mac(struct sc_mac *m, const struct sc_peer_token_fields *f,

@@ -448,7 +448,7 @@ static int intent_slots_dead(struct wtxn *w, struct write_intent *in)
 
 		if (in->plan[i].slot == DSTORE_NO_SLOT)
 			continue;
-		key_u64(kb, in->plan[i].slot);
+		sc_put_be64(kb, in->plan[i].slot);
 		rc = mdb_put(w->txn, w->ds->db_dead, &k, &v, MDB_NOOVERWRITE);
 		if (rc == 0)
 			w->c.dead_slots++;

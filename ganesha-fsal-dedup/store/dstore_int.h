@@ -187,8 +187,6 @@ void wtxn_abort(struct wtxn *w);
 int wtxn_end(struct wtxn *w, int rc);
 int rtxn_begin(struct dstore *ds, MDB_txn **txn);
 
-void key_u64(uint8_t out[8], uint64_t v);
-uint64_t key_get_u64(const uint8_t *p);
 void key_bmap(uint8_t out[16], uint64_t ino, uint64_t lbn);
 void key_csimap(uint8_t out[CSIMAP_PREFIX + 16], const struct sc_hash *h,
 		uint64_t ino, uint64_t lbn);

@@ -114,7 +114,7 @@ static int inode_collect(struct fsck *f, MDB_cursor *c, MDB_val *k,
 	}
 	ii = &f->inos[f->n_inos++];
 	memset(ii, 0, sizeof(*ii));
-	ii->ino = key_get_u64(k->mv_data);
+	ii->ino = sc_get_be64(k->mv_data);
 	memcpy(&ii->r, v->mv_data, sizeof(ii->r));
 	f->rep->inodes++;
 	if (ii->r.type < DSTORE_REG || ii->r.type > DSTORE_SOCK)
@@ -126,7 +126,7 @@ static int inode_collect(struct fsck *f, MDB_cursor *c, MDB_val *k,
 static int dirent_check(struct fsck *f, MDB_cursor *c, MDB_val *k,
 			MDB_val *v)
 {
-	uint64_t dir = k->mv_size > 8 ? key_get_u64(k->mv_data) : 0, ino, cookie;
+	uint64_t dir = k->mv_size > 8 ? sc_get_be64(k->mv_data) : 0, ino, cookie;
 	struct ino_info *d = ino_find(f, dir), *ch;
 	uint8_t ck[16];
 	MDB_val kc = { sizeof(ck), ck }, vc;
@@ -142,8 +142,8 @@ static int dirent_check(struct fsck *f, MDB_cursor *c, MDB_val *k,
 	memcpy(&cookie, v->mv_data, 8);
 	memcpy(&ino, (const uint8_t *)v->mv_data + 8, 8);
 	ch = ino_find(f, ino);
-	key_u64(ck, dir);
-	key_u64(ck + 8, cookie);
+	sc_put_be64(ck, dir);
+	sc_put_be64(ck + 8, cookie);
 	if (mdb_get(f->w.txn, f->ds->db_dircookie, &kc, &vc) ||
 	    vc.mv_size != 8 + nl || memcmp(vc.mv_data, &ino, 8) ||
 	    memcmp((const uint8_t *)vc.mv_data + 8,
@@ -210,10 +210,10 @@ static int dircookie_check(struct fsck *f, MDB_cursor *c, MDB_val *k,
 
 	if (!mdb_get(f->w.txn, f->ds->db_dirent, &kd, &vd) && vd.mv_size == 16)
 		memcpy(&cookie, vd.mv_data, 8);
-	if (cookie != key_get_u64((const uint8_t *)k->mv_data + 8)) {
+	if (cookie != sc_get_be64((const uint8_t *)k->mv_data + 8)) {
 		problem(f, "directory %llu: cookie %llu names no entry",
-			(unsigned long long)key_get_u64(k->mv_data),
-			(unsigned long long)key_get_u64((const uint8_t *)k->mv_data + 8));
+			(unsigned long long)sc_get_be64(k->mv_data),
+			(unsigned long long)sc_get_be64((const uint8_t *)k->mv_data + 8));
 		return f->repair ? drop_current(f, c) : 0;
 	}
 	return 0;
@@ -238,7 +238,7 @@ static int links_check(struct fsck *f)
 					uint8_t kb[8];
 					MDB_val k = { sizeof(kb), kb };
 
-					key_u64(kb, ii->ino);
+					sc_put_be64(kb, ii->ino);
 					rc = idx_err(f->ds, mdb_del(f->w.txn,
 						     f->ds->db_inode, &k, NULL),
 						     "inode");
@@ -318,8 +318,8 @@ static int bmap_check(struct fsck *f, MDB_cursor *c, MDB_val *k, MDB_val *v)
 		problem(f, "malformed block map record");
 		return f->repair ? drop_current(f, c) : 0;
 	}
-	ino = key_get_u64(k->mv_data);
-	gno = key_get_u64((const uint8_t *)k->mv_data + 8);
+	ino = sc_get_be64(k->mv_data);
+	gno = sc_get_be64((const uint8_t *)k->mv_data + 8);
 	keep = g.bits;
 	for (unsigned int i = 0; i < BMAP_GROUP; i++) {
 		if (!(g.bits & (1u << i)))
@@ -350,8 +350,8 @@ static int csimap_check(struct fsck *f, MDB_cursor *c, MDB_val *k,
 	(void)v;
 	f->rep->csimap_entries++;
 	if (k->mv_size != CSIMAP_PREFIX + 16 ||
-	    bmap_get(f->ds, f->w.txn, key_get_u64(kp + CSIMAP_PREFIX),
-		     key_get_u64(kp + CSIMAP_PREFIX + 8), &h) ||
+	    bmap_get(f->ds, f->w.txn, sc_get_be64(kp + CSIMAP_PREFIX),
+		     sc_get_be64(kp + CSIMAP_PREFIX + 8), &h) ||
 	    memcmp(h.b, kp, CSIMAP_PREFIX)) {
 		problem(f, "CSI-Map entry without its block map entry");
 		return f->repair ? drop_current(f, c) : 0;
@@ -380,8 +380,8 @@ static int refs_count(struct fsck *f, const struct sc_hash *h, uint64_t *n)
 
 		if (k.mv_size != sizeof(kb) || memcmp(kp, h->b, CSIMAP_PREFIX))
 			break;
-		if (!bmap_get(f->ds, f->w.txn, key_get_u64(kp + CSIMAP_PREFIX),
-			      key_get_u64(kp + CSIMAP_PREFIX + 8), &got) &&
+		if (!bmap_get(f->ds, f->w.txn, sc_get_be64(kp + CSIMAP_PREFIX),
+			      sc_get_be64(kp + CSIMAP_PREFIX + 8), &got) &&
 		    sc_hash_eq(&got, h))
 			(*n)++;
 	}
@@ -452,7 +452,7 @@ static int chunk_entry_check(struct fsck *f, MDB_cursor *c, MDB_val *k,
 		uint8_t kb[8];
 		MDB_val kd = { sizeof(kb), kb }, vd = { 0, NULL };
 
-		key_u64(kb, cr.slot);
+		sc_put_be64(kb, cr.slot);
 		mdb_put(f->w.txn, f->ds->db_dead, &kd, &vd, 0);
 		return idx_err(f->ds, mdb_cursor_del(c, 0), "chunk index");
 	}

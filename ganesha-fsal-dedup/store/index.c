@@ -121,25 +121,10 @@ int wtxn_end(struct wtxn *w, int rc)
 	return rc;
 }
 
-void key_u64(uint8_t out[8], uint64_t v)
-{
-	for (int i = 7; i >= 0; i--, v >>= 8)
-		out[i] = (uint8_t)v;
-}
-
-uint64_t key_get_u64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < 8; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
 void key_bmap(uint8_t out[16], uint64_t ino, uint64_t lbn)
 {
-	key_u64(out, ino);
-	key_u64(out + 8, lbn);
+	sc_put_be64(out, ino);
+	sc_put_be64(out + 8, lbn);
 }
 
 void key_csimap(uint8_t out[CSIMAP_PREFIX + 16], const struct sc_hash *h,
@@ -183,7 +168,7 @@ int inode_get(struct dstore *ds, MDB_txn *txn, uint64_t ino,
 	size_t tl;
 	int rc;
 
-	key_u64(kb, ino);
+	sc_put_be64(kb, ino);
 	rc = mdb_get(txn, ds->db_inode, &k, &v);
 	if (rc == MDB_NOTFOUND)
 		return -ESTALE;
@@ -225,7 +210,7 @@ int inode_put(struct wtxn *w, uint64_t ino, const struct inode_rec *r,
 	}
 	tl = tgt ? strlen(tgt) : 0;
 	v.mv_size = sizeof(*r) + tl;
-	key_u64(kb, ino);
+	sc_put_be64(kb, ino);
 	rc = mdb_put(w->txn, w->ds->db_inode, &k, &v, MDB_RESERVE);
 	if (rc)
 		return idx_err(w->ds, rc, "inode");
@@ -439,12 +424,12 @@ int bmap_iter_next(struct bmap_iter *it, uint64_t *lbn, struct sc_hash *h)
 			return -ENODATA;
 		if (rc)
 			return idx_err(it->ds, rc, "block map");
-		if (k.mv_size != 16 || key_get_u64(k.mv_data) != it->ino)
+		if (k.mv_size != 16 || sc_get_be64(k.mv_data) != it->ino)
 			return -ENODATA;
 		rc = group_decode(it->ds, &v, &it->g);
 		if (rc)
 			return rc;
-		it->gno = key_get_u64((const uint8_t *)k.mv_data + 8);
+		it->gno = sc_get_be64((const uint8_t *)k.mv_data + 8);
 		if (it->next < it->gno * BMAP_GROUP)
 			it->next = it->gno * BMAP_GROUP;
 	}
@@ -486,7 +471,7 @@ int slot_mark_dead(struct wtxn *w, uint64_t slot)
 	MDB_val k = { sizeof(kb), kb }, v = { 0, NULL };
 	int rc;
 
-	key_u64(kb, slot);
+	sc_put_be64(kb, slot);
 	rc = mdb_put(w->txn, w->ds->db_dead, &k, &v, MDB_NOOVERWRITE);
 	if (rc == MDB_KEYEXIST)
 		return 0;

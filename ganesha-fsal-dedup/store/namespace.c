@@ -35,7 +35,7 @@ static int dirent_key(uint8_t *kb, uint64_t dir, const char *name,
 
 	if (rc)
 		return rc;
-	key_u64(kb, dir);
+	sc_put_be64(kb, dir);
 	memcpy(kb + 8, name, len);
 	k->mv_size = 8 + len;
 	k->mv_data = kb;
@@ -76,8 +76,8 @@ static int dirent_add(struct wtxn *w, uint64_t dir, struct inode_rec *dr,
 		return -EEXIST;
 	if (rc)
 		return idx_err(w->ds, rc, "directory entry");
-	key_u64(ck, dir);
-	key_u64(ck + 8, dv.cookie);
+	sc_put_be64(ck, dir);
+	sc_put_be64(ck + 8, dv.cookie);
 	memcpy(cv, &ino, 8);
 	memcpy(cv + 8, name, k.mv_size - 8);
 	vc.mv_size = k.mv_size;
@@ -102,8 +102,8 @@ static int dirent_del(struct wtxn *w, uint64_t dir, struct inode_rec *dr,
 			     "directory entry");
 	if (rc)
 		return rc;
-	key_u64(ck, dir);
-	key_u64(ck + 8, dv.cookie);
+	sc_put_be64(ck, dir);
+	sc_put_be64(ck + 8, dv.cookie);
 	inode_touch(dr, 1u << T_MTIME | 1u << T_CTIME);
 	return idx_err(w->ds, mdb_del(w->txn, w->ds->db_dircookie, &kc, NULL),
 		       "directory cookie");
@@ -118,10 +118,10 @@ static bool dir_empty(struct dstore *ds, MDB_txn *txn, uint64_t dir)
 
 	if (mdb_cursor_open(txn, ds->db_dircookie, &cur))
 		return false;
-	key_u64(kb, dir);
-	key_u64(kb + 8, 0);
+	sc_put_be64(kb, dir);
+	sc_put_be64(kb + 8, 0);
 	if (mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE) == 0 &&
-	    k.mv_size == 16 && key_get_u64(k.mv_data) == dir)
+	    k.mv_size == 16 && sc_get_be64(k.mv_data) == dir)
 		empty = false;
 	mdb_cursor_close(cur);
 	return empty;
@@ -288,7 +288,7 @@ static int inode_unlink(struct wtxn *w, uint64_t ino, struct inode_rec *r)
 		size_account(w, r->size, 0);
 		w->c.files--;
 	}
-	key_u64(kb, ino);
+	sc_put_be64(kb, ino);
 	return idx_err(w->ds, mdb_del(w->txn, w->ds->db_inode, &k, NULL),
 		       "inode");
 }
@@ -450,20 +450,20 @@ int dstore_readdir(struct dstore *ds, uint64_t dir, uint64_t cookie,
 		mdb_txn_abort(txn);
 		return rc;
 	}
-	key_u64(kb, dir);
-	key_u64(kb + 8, cookie + 1);
+	sc_put_be64(kb, dir);
+	sc_put_be64(kb + 8, cookie + 1);
 	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
 	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
 		uint64_t ino, c;
 		size_t nl;
 
-		if (k.mv_size != 16 || key_get_u64(k.mv_data) != dir)
+		if (k.mv_size != 16 || sc_get_be64(k.mv_data) != dir)
 			break;
 		if (v.mv_size < 9 || v.mv_size > 8 + DSTORE_NAME_MAX) {
 			rc = -EUCLEAN;
 			break;
 		}
-		c = key_get_u64((const uint8_t *)k.mv_data + 8);
+		c = sc_get_be64((const uint8_t *)k.mv_data + 8);
 		memcpy(&ino, v.mv_data, 8);
 		nl = v.mv_size - 8;
 		memcpy(name, (const uint8_t *)v.mv_data + 8, nl);
@@ -472,7 +472,7 @@ int dstore_readdir(struct dstore *ds, uint64_t dir, uint64_t cookie,
 			break;
 	}
 	if (rc == MDB_NOTFOUND || (rc == 0 && (k.mv_size != 16 ||
-					       key_get_u64(k.mv_data) != dir))) {
+					       sc_get_be64(k.mv_data) != dir))) {
 		*eof = true;
 		rc = 0;
 	}

@@ -113,7 +113,7 @@ int delta_flush(struct wtxn *w)
 
 	if (w->delta_len == 0)
 		return 0;
-	key_u64(kb, w->cur.next_pending++);
+	sc_put_be64(kb, w->cur.next_pending++);
 	w->delta_len = 0;
 	return idx_err(w->ds, mdb_put(w->txn, w->ds->db_pending, &k, &v,
 				      MDB_APPEND), "pending deltas");

@@ -531,7 +531,7 @@ static int64_t reclaim_batch(struct dstore *ds)
 		     r == 0 && n < RECLAIM_BATCH;
 		     r = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
 			if (k.mv_size == 8)
-				slots[n++] = key_get_u64(k.mv_data);
+				slots[n++] = sc_get_be64(k.mv_data);
 		mdb_cursor_close(cur);
 	}
 	if (!rc)
@@ -547,7 +547,7 @@ static int64_t reclaim_batch(struct dstore *ds)
 		uint8_t kb[8];
 		MDB_val kk = { sizeof(kb), kb };
 
-		key_u64(kb, slots[i]);
+		sc_put_be64(kb, slots[i]);
 		rc = mdb_del(w.txn, ds->db_dead, &kk, NULL);
 		if (rc == 0) {
 			w.c.dead_slots--;
@@ -614,8 +614,8 @@ int dstore_csimap_lookup(struct dstore *ds, const struct sc_hash *h,
 
 		if (k.mv_size != sizeof(kb) || memcmp(kp, h->b, CSIMAP_PREFIX))
 			break;
-		ino = key_get_u64(kp + CSIMAP_PREFIX);
-		lbn = key_get_u64(kp + CSIMAP_PREFIX + 8);
+		ino = sc_get_be64(kp + CSIMAP_PREFIX);
+		lbn = sc_get_be64(kp + CSIMAP_PREFIX + 8);
 		if (bmap_get(ds, txn, ino, lbn, &got) || !sc_hash_eq(&got, h))
 			continue;
 		given++;

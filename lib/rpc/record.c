@@ -41,8 +41,7 @@ bool sc_rec_pending(const struct sc_rec_reader *r)
 /* A fragment's mark is in: check its size and make room for its bytes. */
 static int rec_start_fragment(struct sc_rec_reader *r)
 {
-	uint32_t v = (uint32_t)r->mark[0] << 24 | (uint32_t)r->mark[1] << 16 |
-		     (uint32_t)r->mark[2] << 8 | r->mark[3];
+	uint32_t v = sc_get_be32(r->mark);
 	size_t need;
 	uint8_t *p;
 
@@ -203,10 +202,7 @@ int sc_rec_encode(bool is_call, void *hdr, enum csi_msg body_msg,
 		return err;
 	if (n > max_record)
 		return -E2BIG;
-	b->p[0] = (uint8_t)((n | SC_RPC_RM_LAST) >> 24);
-	b->p[1] = (uint8_t)(n >> 16);
-	b->p[2] = (uint8_t)(n >> 8);
-	b->p[3] = (uint8_t)n;
+	sc_put_be32(b->p, (uint32_t)n | SC_RPC_RM_LAST);
 	b->len = 4 + n;
 	return 0;
 }

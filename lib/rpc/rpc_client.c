@@ -319,8 +319,7 @@ static void dispatch_reply(struct sc_rpc_client *c, struct conn *cn,
 		conn_broken(c, cn, -EBADMSG);
 		return;
 	}
-	xid = (uint32_t)rec[0] << 24 | (uint32_t)rec[1] << 16 |
-	      (uint32_t)rec[2] << 8 | rec[3];
+	xid = sc_get_be32(rec);
 	s = slot_of(c, xid);
 	if (!s || s->state != CALL_WAITING) {
 		free(rec);

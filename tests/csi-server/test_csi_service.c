@@ -907,14 +907,6 @@ static int raw_connect(uint16_t port)
 	return fd;
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
 static void read_full(int fd, uint8_t *p, size_t n)
 {
 	ssize_t got;
@@ -938,15 +930,14 @@ static void raw_call(int fd, uint32_t proc, const uint8_t *body,
 	struct sc_xdr x;
 
 	assert_true(body_len <= 256);
-	put32(rec, n | SC_RPC_RM_LAST);
+	sc_put_be32(rec, n | SC_RPC_RM_LAST);
 	for (i = 0; i < SC_ARRAY_SIZE(w); i++)
-		put32(rec + 4 + 4 * i, w[i]);
+		sc_put_be32(rec + 4 + 4 * i, w[i]);
 	if (body_len)
 		memcpy(rec + 4 + sizeof(w), body, body_len);
 	assert_int_equal(write(fd, rec, 4 + n), 4 + n);
 	read_full(fd, mark, 4);
-	rlen = ((uint32_t)mark[0] << 24 | (uint32_t)mark[1] << 16 |
-		(uint32_t)mark[2] << 8 | mark[3]);
+	rlen = sc_get_be32(mark);
 	assert_true(rlen & SC_RPC_RM_LAST);
 	rlen &= SC_RPC_RM_LEN_MASK;
 	assert_true(rlen >= 12 && rlen <= (1u << 20));
@@ -992,13 +983,13 @@ static void test_garbage_args(void **state)
 	body[len + 1] = body[len + 2] = body[len + 3] = 0;
 	raw_call(fd, CSI_PROC_READ, body, (uint32_t)len + 4, &rh);
 	assert_int_equal(rh.accept_stat, SC_RPC_GARBAGE_ARGS);
-	put32(body + 16, CSI_MAX_EVICT + 1);	/* hdr.evicted's count */
+	sc_put_be32(body + 16, CSI_MAX_EVICT + 1);	/* hdr.evicted's count */
 	raw_call(fd, CSI_PROC_READ, body, (uint32_t)len, &rh);
 	assert_int_equal(rh.accept_stat, SC_RPC_GARBAGE_ARGS);
 	/* a HELLO with a bad peer family (an enum the .x does not define) */
 	memset(body, 0, sizeof(body));
 	body[0] = 1;
-	put32(body + 20, 7);
+	sc_put_be32(body + 20, 7);
 	raw_call(fd, CSI_PROC_HELLO, body, 56, &rh);
 	assert_int_equal(rh.accept_stat, SC_RPC_GARBAGE_ARGS);
 	/* The server keeps serving, this connection and the others. */

@@ -174,14 +174,6 @@ static int raw_connect(uint16_t port)
 	return fd;
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
 /* Send one call record with the given fields and body; read the reply. */
 static void raw_call(int fd, uint32_t rpcvers, uint32_t prog, uint32_t vers,
 		     uint32_t proc, const uint8_t *body, uint32_t body_len,
@@ -195,9 +187,9 @@ static void raw_call(int fd, uint32_t rpcvers, uint32_t prog, uint32_t vers,
 	ssize_t got;
 
 	assert_true(body_len <= 64);
-	put32(rec, n | SC_RPC_RM_LAST);
+	sc_put_be32(rec, n | SC_RPC_RM_LAST);
 	for (i = 0; i < SC_ARRAY_SIZE(w); i++)
-		put32(rec + 4 + 4 * i, w[i]);
+		sc_put_be32(rec + 4 + 4 * i, w[i]);
 	if (body_len)
 		memcpy(rec + 4 + sizeof(w), body, body_len);
 	assert_int_equal(write(fd, rec, 4 + n), 4 + n);
@@ -264,7 +256,7 @@ static void test_oversize_dropped_others_served(void **state)
 	server_start(&rs, 0, 64 << 10);
 	c = client_for(sc_rpc_server_port(rs.srv), 10000);
 	fd = raw_connect(sc_rpc_server_port(rs.srv));
-	put32(mark, (1u << 20) | SC_RPC_RM_LAST);
+	sc_put_be32(mark, (1u << 20) | SC_RPC_RM_LAST);
 	assert_int_equal(write(fd, mark, 4), 4);
 	assert_int_equal(read(fd, &b, 1), 0);	/* server hung up */
 	close(fd);

@@ -43,6 +43,32 @@
 /* Index value meaning "no slot" in the core's index-linked structures. */
 #define SC_NIL ((uint32_t)0xffffffffu)
 
+/* Big-endian (network order) integers in byte buffers. */
+static inline void sc_put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static inline uint32_t sc_get_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline void sc_put_be64(uint8_t *p, uint64_t v)
+{
+	sc_put_be32(p, (uint32_t)(v >> 32));
+	sc_put_be32(p + 4, (uint32_t)v);
+}
+
+static inline uint64_t sc_get_be64(const uint8_t *p)
+{
+	return (uint64_t)sc_get_be32(p) << 32 | sc_get_be32(p + 4);
+}
+
 static inline bool sc_is_pow2(uint64_t x)
 {
 	return x && !(x & (x - 1));

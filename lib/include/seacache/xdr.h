@@ -81,15 +81,10 @@ static inline void sc_xdr_u32(struct sc_xdr *x, uint32_t *v)
 
 	if (!p)
 		return;
-	if (x->op == SC_XDR_ENCODE) {
-		p[0] = (uint8_t)(*v >> 24);
-		p[1] = (uint8_t)(*v >> 16);
-		p[2] = (uint8_t)(*v >> 8);
-		p[3] = (uint8_t)*v;
-	} else {
-		*v = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-		     (uint32_t)p[2] << 8 | p[3];
-	}
+	if (x->op == SC_XDR_ENCODE)
+		sc_put_be32(p, *v);
+	else
+		*v = sc_get_be32(p);
 }
 
 static inline void sc_xdr_u64(struct sc_xdr *x, uint64_t *v)
