@@ -260,78 +260,19 @@ int nh_json_double(const char *json, const char *key, double *v)
 	return end == p ? -1 : 0;
 }
 
-/* --- PRNG --------------------------------------------------------------- */
-
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
+/* --- generated data ------------------------------------------------------- */
 
 uint64_t nh_mix(uint64_t a, uint64_t b)
 {
-	uint64_t x = a ^ (b * 0x9e3779b97f4a7c15ull);
-
-	return splitmix64(&x);
-}
-
-void nh_rng_seed(struct nh_rng *r, uint64_t seed)
-{
-	for (int i = 0; i < 4; i++)
-		r->s[i] = splitmix64(&seed);
-}
-
-static inline uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-uint64_t nh_rng_next(struct nh_rng *r)
-{
-	uint64_t *s = r->s;
-	uint64_t res = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return res;
-}
-
-uint64_t nh_rng_below(struct nh_rng *r, uint64_t n)
-{
-	return n ? nh_rng_next(r) % n : 0;
-}
-
-void nh_rng_fill(struct nh_rng *r, void *buf, size_t len)
-{
-	unsigned char *p = buf;
-
-	while (len >= 8) {
-		uint64_t v = nh_rng_next(r);
-
-		memcpy(p, &v, 8);
-		p += 8;
-		len -= 8;
-	}
-	if (len) {
-		uint64_t v = nh_rng_next(r);
-
-		memcpy(p, &v, len);
-	}
+	return sc_mix64(a ^ (b * 0x9e3779b97f4a7c15ull));
 }
 
 void nh_fill_seeded(void *buf, size_t len, uint64_t seed)
 {
-	struct nh_rng r;
+	struct sc_prng r;
 
-	nh_rng_seed(&r, seed);
-	nh_rng_fill(&r, buf, len);
+	sc_prng_seed(&r, seed);
+	sc_prng_fill(&r, buf, len);
 }
 
 /* --- file I/O ----------------------------------------------------------- */

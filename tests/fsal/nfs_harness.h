@@ -14,6 +14,8 @@
 
 #include <nfsc/libnfs.h>
 
+#include <seacache/prng.h>
+
 #define NH_KIB ((size_t)1024)
 #define NH_MIB ((size_t)1024 * 1024)
 /* libnfs 4.0 fails NFSv4 WRITEs above ~3.9 KB in the client. */
@@ -59,16 +61,10 @@ int nh_seacachectl_run(const char *cmd, char **out); /* "stats --json", "gc", "f
 int nh_json_u64(const char *json, const char *key, uint64_t *v);
 int nh_json_double(const char *json, const char *key, double *v);
 
-/* xoshiro256** seeded by splitmix64 */
-struct nh_rng {
-	uint64_t s[4];
-};
-void nh_rng_seed(struct nh_rng *r, uint64_t seed);
-uint64_t nh_rng_next(struct nh_rng *r);
-uint64_t nh_rng_below(struct nh_rng *r, uint64_t n);
-void nh_rng_fill(struct nh_rng *r, void *buf, size_t len);
+/* Generated data: the core's seeded generator (seacache/prng.h). */
 /* LEN pseudo-random bytes determined by SEED alone. */
 void nh_fill_seeded(void *buf, size_t len, uint64_t seed);
+/* A seed derived from two numbers. */
 uint64_t nh_mix(uint64_t a, uint64_t b);
 
 /*

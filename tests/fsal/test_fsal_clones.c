@@ -54,18 +54,18 @@ static bool is_zero(const unsigned char *p, size_t len)
 static void make_image(void)
 {
 	size_t nblk = img_size / BLK;
-	struct nh_rng r;
+	struct sc_prng r;
 
 	img = malloc(img_size);
 	assert_non_null(img);
-	nh_rng_seed(&r, SEED);
+	sc_prng_seed(&r, SEED);
 	for (size_t b = 0; b < nblk; b++) {
 		unsigned char *p = img + b * BLK;
-		uint64_t x = nh_rng_below(&r, 1000);
+		uint64_t x = sc_prng_below(&r, 1000);
 
 		if (x < 4 && b + 1 < nblk) {
 			/* a zero run of 1..64 blocks */
-			size_t run = 1 + nh_rng_below(&r, 64);
+			size_t run = 1 + sc_prng_below(&r, 64);
 
 			if (b + run > nblk)
 				run = nblk - b;
@@ -74,10 +74,10 @@ static void make_image(void)
 			b += run - 1;
 		} else if (x < 100 && b > 0) {
 			/* a copy of an earlier block (zero or not) */
-			memcpy(p, img + nh_rng_below(&r, b) * BLK, BLK);
+			memcpy(p, img + sc_prng_below(&r, (uint32_t)b) * BLK, BLK);
 			img_repeat_blocks++;
 		} else {
-			nh_rng_fill(&r, p, BLK);
+			sc_prng_fill(&r, p, BLK);
 			img_unique_blocks++;
 		}
 	}
@@ -238,13 +238,13 @@ static void test_clones(void **state)
 	check_clone(0, img_size);
 	check_clone(nclones - 1, img_size);
 	{
-		struct nh_rng r;
+		struct sc_prng r;
 		unsigned char buf[BLK];
 
-		nh_rng_seed(&r, SEED + 1);
+		sc_prng_seed(&r, SEED + 1);
 		for (int k = 0; k < 2000; k++) {
-			int i = (int)nh_rng_below(&r, (uint64_t)nclones);
-			size_t off = nh_rng_below(&r, img_size - BLK + 1);
+			int i = (int)sc_prng_below(&r, (uint32_t)nclones);
+			size_t off = sc_prng_below(&r, (uint32_t)(img_size - BLK + 1));
 			struct nfsfh *fh;
 			size_t got;
 

@@ -130,7 +130,7 @@ static void test_crash_rounds(void **state)
 	static struct inflight fly[NFILES * 2 + 1];
 	unsigned char piece[PIECE];
 	bool fsck_missing = false;
-	struct nh_rng rng;
+	struct sc_prng rng;
 
 	(void)state;
 	printf("# seed %#" PRIx64 ", %d rounds, %d files of %zu MiB\n", seed, rounds, NFILES,
@@ -139,10 +139,10 @@ static void test_crash_rounds(void **state)
 	nh_fill_seeded(stable, sizeof(stable), nh_mix(seed, 0x57ab1e));
 	assert_int_equal(nh_write_file(v3, D "/stable", stable, sizeof(stable), NH_MIB), 0);
 
-	nh_rng_seed(&rng, seed);
+	sc_prng_seed(&rng, seed);
 	for (int r = 0; r < rounds; r++) {
 		const int npieces = NFILES * (int)(FILE_SIZE / PIECE);
-		int kill_at = 8 + (int)nh_rng_below(&rng, (uint64_t)(npieces - 8));
+		int kill_at = 8 + (int)sc_prng_below(&rng, (uint32_t)(npieces - 8));
 		uint64_t committed[NFILES] = { 0 }, written[NFILES] = { 0 };
 		struct nfsfh *fh[NFILES];
 		int truncate = r % 2 == 0;

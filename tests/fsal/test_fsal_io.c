@@ -133,7 +133,7 @@ static void test_overwrite_unaligned(void **state)
 	size_t size = NH_MIB + 1, cap = 2 * NH_MIB;
 	unsigned char *model = calloc(1, cap), *piece = malloc(70000);
 	struct nfsfh *fh;
-	struct nh_rng r;
+	struct sc_prng r;
 
 	(void)state;
 	assert_non_null(model);
@@ -141,14 +141,14 @@ static void test_overwrite_unaligned(void **state)
 	nh_fill_seeded(model, size, nh_mix(SEED, 77));
 	assert_int_equal(nh_write_file(v3, path, model, size, NH_MIB), 0);
 	assert_int_equal(nfs_open(v3, path, O_RDWR, &fh), 0);
-	nh_rng_seed(&r, nh_mix(SEED, 78));
+	sc_prng_seed(&r, nh_mix(SEED, 78));
 	for (int i = 0; i < 200; i++) {
-		size_t len = 1 + nh_rng_below(&r, i % 10 == 0 ? 70000 : 5000);
-		size_t off = nh_rng_below(&r, size + 5000);
+		size_t len = 1 + sc_prng_below(&r, i % 10 == 0 ? 70000 : 5000);
+		size_t off = sc_prng_below(&r, (uint32_t)(size + 5000));
 
 		if (off + len > cap)
 			len = cap - off;
-		nh_rng_fill(&r, piece, len);
+		sc_prng_fill(&r, piece, len);
 		assert_int_equal(nh_pwrite_all(v3, fh, off, piece, len, len), 0);
 		memcpy(model + off, piece, len);
 		if (off + len > size)

@@ -28,6 +28,8 @@
 
 #include <nfsc/libnfs.h>
 
+#include <seacache/prng.h>
+
 #define BLK 4096u
 #define MAGIC 0x6e66736265e7c400ull
 
@@ -96,43 +98,22 @@ static double now(void)
 
 /* --- data ------------------------------------------------------------------ */
 
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static void block_head(uint64_t blk, uint64_t h[2])
 {
-	uint64_t x = opt.seed ^ (blk * 0xd6e8feb86659fd93ull);
-
 	h[0] = MAGIC ^ blk;
-	h[1] = splitmix64(&x);
+	h[1] = sc_mix64(opt.seed ^ (blk * 0xd6e8feb86659fd93ull));
 }
 
+/* A checkable head, then bytes unique to (seed, block). */
 static void fill_block(unsigned char *p, uint64_t blk)
 {
-	uint64_t h[2], s[4], x = opt.seed * 0x9e3779b97f4a7c15ull ^ blk;
+	struct sc_prng r;
+	uint64_t h[2];
 
 	block_head(blk, h);
 	memcpy(p, h, 16);
-	for (int i = 0; i < 4; i++)
-		s[i] = splitmix64(&x);
-	/* xoshiro256+ for the rest: fast, only has to be unique per block */
-	for (size_t o = 16; o < BLK; o += 8) {
-		uint64_t r = s[0] + s[3], t = s[1] << 17;
-
-		s[2] ^= s[0];
-		s[3] ^= s[1];
-		s[1] ^= s[2];
-		s[0] ^= s[3];
-		s[2] ^= t;
-		s[3] = (s[3] << 45) | (s[3] >> 19);
-		memcpy(p + o, &r, 8);
-	}
+	sc_prng_seed(&r, opt.seed * 0x9e3779b97f4a7c15ull ^ blk);
+	sc_prng_fill(&r, p + 16, BLK - 16);
 }
 
 static void fill(unsigned char *p, uint64_t off, size_t len)
@@ -173,7 +154,7 @@ struct run {
 	const char *what;
 	unsigned char **bufs;	/* WRITE: one buffer per slot */
 	int *free_slots, nfree;
-	uint64_t rng;
+	struct sc_prng rng;
 	double t0, last_progress;
 };
 
@@ -250,7 +231,7 @@ static void issue(struct run *r)
 		if (r->kind == RAND) {
 			uint64_t nblk = opt.size / BLK;
 
-			q->off = splitmix64(&r->rng) % nblk * BLK;
+			q->off = sc_prng_next(&r->rng) % nblk * BLK;
 			q->len = BLK;
 			r->next++;
 			rc = nfs_pread_async(r->nfs, r->fh, q->off, q->len, done_cb, q);
@@ -317,7 +298,7 @@ static int run_phase(struct nfs_context *nfs, struct nfsfh *fh, enum kind kind,
 	r.io = opt.io;
 	r.depth = kind == RAND ? opt.rand_depth : opt.depth;
 	r.end = kind == RAND ? (uint64_t)opt.rand_reads : opt.size;
-	r.rng = opt.seed * 0x2545f4914f6cdd1dull + 17;
+	sc_prng_seed(&r.rng, opt.seed * 0x2545f4914f6cdd1dull + 17);
 	if (kind == WRITE) {
 		r.bufs = calloc((size_t)r.depth, sizeof(*r.bufs));
 		r.free_slots = calloc((size_t)r.depth, sizeof(int));
