@@ -22,56 +22,44 @@
 #include "service.h"
 #include "tracker.h"
 
-/* Counters kept per host and in total (counts since the epoch began). */
-enum svc_ctr {
-	C_READ_CALLS,
-	C_READ_DATA_BLOCKS,
-	C_READ_DATA_BYTES,
-	C_READ_HASH_ONLY,
-	C_READ_HOLES,
-	C_READ_PROBE_BLOCKS,
-	C_GH_CALLS,
-	C_GH_BLOCKS,
-	C_EVICT_CALLS,
-	C_NOTICES_RECEIVED,
-	C_NOTICES_APPLIED,
-	C_HOST_COUNT
-};
+/*
+ * Counters kept per host and in total (counts since the epoch began), and
+ * server-wide only: each listed once, with its STATS name.
+ */
+#define HOST_COUNTERS(X)						\
+	X(C_READ_CALLS, "read.calls")					\
+	X(C_READ_DATA_BLOCKS, "read.data_blocks")			\
+	X(C_READ_DATA_BYTES, "read.data_bytes")				\
+	X(C_READ_HASH_ONLY, "read.hash_only_blocks")			\
+	X(C_READ_HOLES, "read.hole_blocks")				\
+	X(C_READ_PROBE_BLOCKS, "read.probe_blocks")			\
+	X(C_GH_CALLS, "get_hashes.calls")				\
+	X(C_GH_BLOCKS, "get_hashes.blocks")				\
+	X(C_EVICT_CALLS, "evict.calls")					\
+	X(C_NOTICES_RECEIVED, "evict.notices")				\
+	X(C_NOTICES_APPLIED, "evict.notices_applied")
+
+#define GLOBAL_COUNTERS(X)						\
+	X(G_HELLO_CALLS, "hello.calls")					\
+	X(G_HOSTS_REPLACED, "hosts.replaced")				\
+	X(G_HOSTS_EXPIRED, "hosts.expired")				\
+	X(G_BAD_EPOCH, "errors.bad_epoch")				\
+	X(G_UNKNOWN_HOST, "errors.unknown_host")			\
+	X(G_TOO_BIG_NOTICES, "errors.too_many_notices")			\
+	X(G_STATS_CALLS, "stats.calls")
+
+#define COUNTER_ENUM(id, name) id,
+#define COUNTER_NAME(id, name) [id] = name,
+
+enum svc_ctr { HOST_COUNTERS(COUNTER_ENUM) C_HOST_COUNT };
+enum svc_gctr { GLOBAL_COUNTERS(COUNTER_ENUM) G_COUNT };
 
 static const char *const host_ctr_names[C_HOST_COUNT] = {
-	[C_READ_CALLS] = "read.calls",
-	[C_READ_DATA_BLOCKS] = "read.data_blocks",
-	[C_READ_DATA_BYTES] = "read.data_bytes",
-	[C_READ_HASH_ONLY] = "read.hash_only_blocks",
-	[C_READ_HOLES] = "read.hole_blocks",
-	[C_READ_PROBE_BLOCKS] = "read.probe_blocks",
-	[C_GH_CALLS] = "get_hashes.calls",
-	[C_GH_BLOCKS] = "get_hashes.blocks",
-	[C_EVICT_CALLS] = "evict.calls",
-	[C_NOTICES_RECEIVED] = "evict.notices",
-	[C_NOTICES_APPLIED] = "evict.notices_applied",
-};
-
-/* Server-wide only. */
-enum svc_gctr {
-	G_HELLO_CALLS,
-	G_HOSTS_REPLACED,
-	G_HOSTS_EXPIRED,
-	G_BAD_EPOCH,
-	G_UNKNOWN_HOST,
-	G_TOO_BIG_NOTICES,
-	G_STATS_CALLS,
-	G_COUNT
+	HOST_COUNTERS(COUNTER_NAME)
 };
 
 static const char *const global_ctr_names[G_COUNT] = {
-	[G_HELLO_CALLS] = "hello.calls",
-	[G_HOSTS_REPLACED] = "hosts.replaced",
-	[G_HOSTS_EXPIRED] = "hosts.expired",
-	[G_BAD_EPOCH] = "errors.bad_epoch",
-	[G_UNKNOWN_HOST] = "errors.unknown_host",
-	[G_TOO_BIG_NOTICES] = "errors.too_many_notices",
-	[G_STATS_CALLS] = "stats.calls",
+	GLOBAL_COUNTERS(COUNTER_NAME)
 };
 
 struct svc_host {
