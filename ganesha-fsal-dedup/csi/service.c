@@ -417,18 +417,48 @@ static uint32_t check_hdr(struct csi_service *svc, const struct csi_reqhdr *hdr,
 
 /* ---- files ---- */
 
-static uint32_t file_attr(struct csi_service *svc, uint64_t ino,
-			  struct dstore_attr *a)
+/* The status for a store answer about file ino (rc) with attributes a. */
+static uint32_t file_status(int rc, const struct dstore_attr *a)
 {
-	int rc = ino ? dstore_getattr(svc->ds, ino, a) : -ENOENT;
-
 	if (rc == -ENOENT || rc == -ESTALE)
 		return CSI_ERR_STALE;
 	if (rc)
 		return CSI_ERR_IO;
-	if (a->type != DSTORE_REG)
-		return CSI_ERR_INVAL;
-	return CSI_OK;
+	return a->type == DSTORE_REG ? CSI_OK : CSI_ERR_INVAL;
+}
+
+static uint32_t file_attr(struct csi_service *svc, uint64_t ino,
+			  struct dstore_attr *a)
+{
+	return file_status(ino ? dstore_getattr(svc->ds, ino, a) : -ENOENT, a);
+}
+
+/*
+ * The hashes of blocks lbn .. lbn + count - 1 and the file's attributes,
+ * from one snapshot of the store.
+ */
+struct range_hashes {
+	struct sc_hash *h;
+	uint8_t *mapped;
+	struct dstore_attr attr;
+};
+
+static uint32_t range_hashes(struct csi_service *svc, uint64_t ino,
+			     uint64_t lbn, uint32_t count,
+			     struct range_hashes *rh)
+{
+	int rc = ino ? dstore_block_hashes(svc->ds, ino, lbn, count, rh->h,
+					   rh->mapped, &rh->attr) : -ENOENT;
+
+	return file_status(rc, &rh->attr);
+}
+
+static int range_hashes_alloc(struct sc_rpc_request *rq, uint32_t count,
+			      struct range_hashes *rh)
+{
+	rh->h = sc_rpc_req_alloc(rq, (count ? count : 1) * sizeof(*rh->h));
+	rh->mapped = sc_rpc_req_alloc(rq, count ? count : 1);
+	return rh->h && rh->mapped ? 0 : -ENOMEM;
 }
 
 static void to_fileattr(const struct dstore_attr *a, struct csi_fileattr *f)
@@ -467,9 +497,8 @@ static int do_gethashes(struct csi_service *svc, struct sc_rpc_request *rq,
 {
 	const struct csi_gethashes_args *a = rq->args;
 	struct csi_gethashes_res *r = rq->res;
-	struct dstore_attr a0, a1;
-	uint32_t i, n = 0, st;
-	int tries, rc;
+	struct range_hashes rh;
+	uint32_t i, n, st;
 
 	count(svc, h, C_GH_CALLS, 1);
 	if (!(h->features & CSI_FEAT_READ_HASH)) {
@@ -484,49 +513,31 @@ static int do_gethashes(struct csi_service *svc, struct sc_rpc_request *rq,
 		r->status = CSI_ERR_INVAL;
 		return 0;
 	}
+	if (range_hashes_alloc(rq, a->count, &rh))
+		return -ENOMEM;
 	if (a->count) {
 		r->blocks = sc_rpc_req_alloc(rq, a->count * sizeof(*r->blocks));
 		if (!r->blocks)
 			return -ENOMEM;
 	}
-	for (tries = 0; tries < SVC_STABLE_TRIES; tries++) {
-		st = file_attr(svc, a->file, &a0);
-		if (st != CSI_OK) {
-			r->status = st;
-			return 0;
-		}
-		n = blocks_in_reply(svc, a0.size, a->lbn, a->count);
-		for (i = 0; i < n; i++) {
-			rc = dstore_block_hash(svc->ds, a->file, a->lbn + i,
-					       &r->blocks[i].hash);
-			if (rc == -ENODATA) {
-				r->blocks[i].kind = CSI_HK_HOLE;
-				memset(&r->blocks[i].hash, 0,
-				       sizeof(r->blocks[i].hash));
-			} else if (rc) {
-				break;
-			} else {
-				r->blocks[i].kind = CSI_HK_HASH;
-			}
-		}
-		st = file_attr(svc, a->file, &a1);
-		if (st != CSI_OK) {
-			r->status = st;
-			return 0;
-		}
-		if (!same_state(&a0, &a1))
-			continue;
-		if (i < n) {
-			r->status = CSI_ERR_IO;
-			return 0;
-		}
-		r->status = CSI_OK;
-		to_fileattr(&a0, &r->attr);
-		r->nblocks = n;
-		count(svc, h, C_GH_BLOCKS, n);
+	/* hashes and attributes from one snapshot agree by construction */
+	st = range_hashes(svc, a->file, a->lbn, a->count, &rh);
+	if (st != CSI_OK) {
+		r->status = st;
 		return 0;
 	}
-	r->status = CSI_ERR_BUSY;	/* the file keeps changing */
+	n = blocks_in_reply(svc, rh.attr.size, a->lbn, a->count);
+	for (i = 0; i < n; i++) {
+		r->blocks[i].kind = rh.mapped[i] ? CSI_HK_HASH : CSI_HK_HOLE;
+		if (rh.mapped[i])
+			r->blocks[i].hash = rh.h[i];
+		else
+			memset(&r->blocks[i].hash, 0, sizeof(r->blocks[i].hash));
+	}
+	r->status = CSI_OK;
+	to_fileattr(&rh.attr, &r->attr);
+	r->nblocks = n;
+	count(svc, h, C_GH_BLOCKS, n);
 	return 0;
 }
 
@@ -554,26 +565,22 @@ static uint32_t read_flags_check(const struct svc_host *h, uint32_t flags)
  * negative errno from the store.
  */
 static int read_pass(struct csi_service *svc, const struct csi_read_args *a,
-		     struct svc_host *h, struct csi_read_block *b, uint32_t n,
-		     uint8_t *data)
+		     struct svc_host *h, const struct range_hashes *rh,
+		     struct csi_read_block *b, uint32_t n, uint8_t *data)
 {
 	bool want = a->flags & CSI_READ_WANT_DATA;
 	bool force = a->flags & CSI_READ_FORCE_DATA;
 	uint32_t bs = svc->block_size, i;
 	bool eof;
 	ssize_t got;
-	int rc;
 
 	for (i = 0; i < n; i++) {
 		memset(&b[i], 0, sizeof(b[i]));
-		rc = dstore_block_hash(svc->ds, a->file, a->lbn + i,
-				       &b[i].hash);
-		if (rc == -ENODATA) {
+		if (!rh->mapped[i]) {
 			b[i].kind = CSI_RK_HOLE;
 			continue;
 		}
-		if (rc)
-			return rc;
+		b[i].hash = rh->h[i];
 		if (!want ||
 		    (!force && (h->features & CSI_FEAT_TRACKER) &&
 		     sc_tracker_holds(svc->tracker, slot_of(svc, h),
@@ -598,7 +605,8 @@ static int do_read(struct csi_service *svc, struct sc_rpc_request *rq,
 	const struct csi_read_args *a = rq->args;
 	struct csi_read_res *r = rq->res;
 	bool want = a->flags & CSI_READ_WANT_DATA;
-	struct dstore_attr a0, a1;
+	struct range_hashes rh;
+	struct dstore_attr a1;
 	uint8_t *data = NULL;
 	uint32_t i, n = 0, st;
 	int tries, rc = 0;
@@ -621,20 +629,23 @@ static int do_read(struct csi_service *svc, struct sc_rpc_request *rq,
 		if (!r->blocks || (want && !data))
 			return -ENOMEM;
 	}
+	if (range_hashes_alloc(rq, a->count, &rh))
+		return -ENOMEM;
+	/* data is read after the hashes: a write in between is retried */
 	for (tries = 0; tries < SVC_STABLE_TRIES; tries++) {
-		st = file_attr(svc, a->file, &a0);
+		st = range_hashes(svc, a->file, a->lbn, a->count, &rh);
 		if (st != CSI_OK) {
 			r->status = st;
 			return 0;
 		}
-		n = blocks_in_reply(svc, a0.size, a->lbn, a->count);
-		rc = read_pass(svc, a, h, r->blocks, n, data);
+		n = blocks_in_reply(svc, rh.attr.size, a->lbn, a->count);
+		rc = read_pass(svc, a, h, &rh, r->blocks, n, data);
 		st = file_attr(svc, a->file, &a1);
 		if (st != CSI_OK) {
 			r->status = st;
 			return 0;
 		}
-		if (same_state(&a0, &a1))
+		if (same_state(&rh.attr, &a1))
 			break;
 	}
 	if (tries == SVC_STABLE_TRIES) {
@@ -646,7 +657,7 @@ static int do_read(struct csi_service *svc, struct sc_rpc_request *rq,
 		return 0;
 	}
 	r->status = CSI_OK;
-	to_fileattr(&a0, &r->attr);
+	to_fileattr(&rh.attr, &r->attr);
 	r->nblocks = n;
 	/* §5.2: what the host now holds, and the counters. */
 	for (i = 0; i < n; i++) {

@@ -184,6 +184,13 @@ int dstore_apply_pending(struct dstore *ds);
 /* The hash of (ino, lbn) without reading data; -ENODATA for a hole. */
 int dstore_block_hash(struct dstore *ds, uint64_t ino, uint64_t lbn,
 		      struct sc_hash *out);
+/*
+ * The hashes of blocks lbn .. lbn + n - 1 and the file's attributes, all
+ * from one snapshot (so they agree); mapped[i] is 0 for a hole.
+ */
+int dstore_block_hashes(struct dstore *ds, uint64_t ino, uint64_t lbn,
+			uint32_t n, struct sc_hash *h, uint8_t *mapped,
+			struct dstore_attr *attr);
 typedef int (*dstore_holder_fn)(void *ctx, uint64_t ino, uint64_t lbn);
 /*
  * Up to max (ino, lbn) holding content h; returns how many were given.

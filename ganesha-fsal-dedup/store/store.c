@@ -583,6 +583,39 @@ int dstore_block_hash(struct dstore *ds, uint64_t ino, uint64_t lbn,
 	return rc;
 }
 
+int dstore_block_hashes(struct dstore *ds, uint64_t ino, uint64_t lbn,
+			uint32_t n, struct sc_hash *h, uint8_t *mapped,
+			struct dstore_attr *attr)
+{
+	struct inode_rec ir;
+	struct bmap_iter it;
+	struct sc_hash got;
+	uint64_t at;
+	MDB_txn *txn;
+	int rc = rtxn_begin(ds, &txn);
+
+	if (rc)
+		return rc;
+	memset(mapped, 0, n);
+	rc = inode_get(ds, txn, ino, &ir, NULL, 0);
+	if (!rc)
+		rc = bmap_iter_start(ds, txn, &it, ino, lbn);
+	if (!rc) {
+		while ((rc = bmap_iter_next(&it, &at, &got)) == 0 &&
+		       at - lbn < n) {
+			h[at - lbn] = got;
+			mapped[at - lbn] = 1;
+		}
+		bmap_iter_end(&it);
+		if (rc == -ENODATA || rc == 0)
+			rc = 0;
+	}
+	mdb_txn_abort(txn);
+	if (!rc)
+		inode_to_attr(ino, &ir, attr);
+	return rc;
+}
+
 /*
  * CSI-Map entries are keyed by a hash prefix: each candidate is confirmed
  * against its block map entry, so a prefix shared by two contents never
