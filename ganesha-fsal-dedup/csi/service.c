@@ -570,7 +570,7 @@ static int read_pass(struct csi_service *svc, const struct csi_read_args *a,
 {
 	bool want = a->flags & CSI_READ_WANT_DATA;
 	bool force = a->flags & CSI_READ_FORCE_DATA;
-	uint32_t bs = svc->block_size, i;
+	uint32_t bs = svc->block_size, i, j;
 	bool eof;
 	ssize_t got;
 
@@ -581,20 +581,33 @@ static int read_pass(struct csi_service *svc, const struct csi_read_args *a,
 			continue;
 		}
 		b[i].hash = rh->h[i];
-		if (!want ||
-		    (!force && (h->features & CSI_FEAT_TRACKER) &&
-		     sc_tracker_holds(svc->tracker, slot_of(svc, h),
-				      &b[i].hash))) {
-			b[i].kind = CSI_RK_HASH;
+		b[i].kind = !want ||
+			    (!force && (h->features & CSI_FEAT_TRACKER) &&
+			     sc_tracker_holds(svc->tracker, slot_of(svc, h),
+					      &b[i].hash)) ?
+			    CSI_RK_HASH : CSI_RK_DATA;
+	}
+	/* the data of each run of DATA blocks in one store read */
+	for (i = 0; i < n; i = j) {
+		for (j = i; j < n && b[j].kind == CSI_RK_DATA; j++)
+			;
+		if (j == i) {
+			j++;
 			continue;
 		}
-		b[i].kind = CSI_RK_DATA;
 		got = dstore_read(svc->ds, a->file, (a->lbn + i) * bs,
-				  data + (size_t)i * bs, bs, &eof);
+				  data + (size_t)i * bs, (size_t)(j - i) * bs,
+				  &eof);
 		if (got < 0)
 			return (int)got;
-		b[i].data.p = data + (size_t)i * bs;
-		b[i].data.len = (uint32_t)got;
+		for (uint32_t k = i; k < j; k++) {
+			size_t at = (size_t)(k - i) * bs;
+
+			b[k].data.p = data + (size_t)k * bs;
+			b[k].data.len = (size_t)got <= at ? 0 :
+					(uint32_t)((size_t)got - at < bs ?
+						   (size_t)got - at : bs);
+		}
 	}
 	return 0;
 }
