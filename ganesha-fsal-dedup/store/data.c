@@ -662,6 +662,93 @@ out:
 	return rc ? rc : (ssize_t)len;
 }
 
+int dstore_write_blocks(struct dstore *ds, uint64_t ino, uint64_t lbn,
+			uint32_t n, const uint8_t *buf, const uint8_t *skip,
+			uint64_t end, bool stable, struct dstore_attr *pre,
+			struct dstore_attr *post)
+{
+	pthread_rwlock_t *stripe = write_stripe(ds, ino);
+	struct block_plan *p = malloc((n ? n : 1) * sizeof(*p));
+	uint8_t *scratch = malloc(2 * (size_t)ds->bsize);
+	uint64_t eof, off;
+	uint32_t i, j;
+	ssize_t rc;
+
+	if (ds->read_only)
+		rc = -EROFS;
+	else if (!p || !scratch)
+		rc = -ENOMEM;
+	else if (lbn > ((uint64_t)INT64_MAX >> ds->bshift) - n ||
+		 end > (uint64_t)INT64_MAX)
+		rc = -EFBIG;
+	else
+		rc = 0;
+	if (rc)
+		goto out;
+	/* exclusive: every data write and truncation of the file waits */
+	pthread_rwlock_wrlock(stripe);
+	rc = dstore_getattr(ds, ino, pre);
+	if (!rc && pre->type != DSTORE_REG)
+		rc = pre->type == DSTORE_DIR ? -EISDIR : -EINVAL;
+	eof = pre->size > end ? pre->size : end;
+	for (i = 0; !rc && i < n; i = j) {
+		for (j = i; j < n && !(skip && skip[j]); j++)
+			;
+		if (j == i) {
+			j++;
+			continue;
+		}
+		off = (lbn + i) << ds->bshift;
+		if (off >= eof)
+			break;
+		do {
+			rc = write_locked(ds, ino, off,
+					  buf + ((size_t)i << ds->bshift),
+					  (size_t)((uint64_t)(j - i) <<
+						   ds->bshift < eof - off ?
+						   (uint64_t)(j - i) << ds->bshift :
+						   eof - off),
+					  false, p, j - i, scratch, post);
+		} while (rc == -EAGAIN);
+	}
+	if (!rc)
+		rc = dstore_getattr(ds, ino, post);
+	if (!rc && post->size < end) {
+		/* the blocks that would have extended it were skipped */
+		struct dstore_attr a = { .size = end };
+
+		rc = setattr_locked(ds, ino, &a, DSTORE_SET_SIZE, post);
+	}
+	/* one sync for all the runs and the size */
+	if (!rc && stable)
+		rc = dstore_sync(ds);
+	pthread_rwlock_unlock(stripe);
+out:
+	free(p);
+	free(scratch);
+	return (int)rc;
+}
+
+int dstore_read_content(struct dstore *ds, const struct sc_hash *h,
+			void *buf)
+{
+	struct chunk_rec c;
+	MDB_txn *txn;
+	int rc;
+
+	/* the slot cannot be reclaimed while it is read */
+	pthread_rwlock_rdlock(&ds->reclaim_lock);
+	rc = rtxn_begin(ds, &txn);
+	if (!rc) {
+		rc = chunk_find(ds, txn, NULL, h, &c);
+		if (!rc)
+			rc = block_read_verified(ds, &c, h, buf);
+		mdb_txn_abort(txn);
+	}
+	pthread_rwlock_unlock(&ds->reclaim_lock);
+	return rc;
+}
+
 int dstore_sync(struct dstore *ds)
 {
 	int rc;

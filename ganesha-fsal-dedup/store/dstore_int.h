@@ -320,4 +320,9 @@ int truncate_locked(struct dstore *ds, uint64_t ino, uint64_t size,
 		    struct wtxn *w, struct inode_rec *ir);
 pthread_rwlock_t *write_stripe(struct dstore *ds, uint64_t ino);
 
+/* namespace.c */
+int setattr_locked(struct dstore *ds, uint64_t ino,
+		   const struct dstore_attr *a, uint32_t mask,
+		   struct dstore_attr *out);
+
 #endif /* DEDUP_STORE_INT_H */

@@ -496,21 +496,18 @@ int dstore_readlink(struct dstore *ds, uint64_t ino, char *buf, size_t len)
 	return r.type == DSTORE_SYMLINK ? (int)strlen(buf) : -EINVAL;
 }
 
-int dstore_setattr(struct dstore *ds, uint64_t ino,
+/* With DSTORE_SET_SIZE, the file's write stripe is held exclusively. */
+int setattr_locked(struct dstore *ds, uint64_t ino,
 		   const struct dstore_attr *a, uint32_t mask,
 		   struct dstore_attr *out)
 {
-	pthread_rwlock_t *stripe = write_stripe(ds, ino);
 	struct inode_rec r;
 	struct wtxn w;
 	int rc;
 
-	/* the stripe before the index lock, the order writers use */
-	if (mask & DSTORE_SET_SIZE)
-		pthread_rwlock_wrlock(stripe);
 	rc = wtxn_begin(ds, &w);
 	if (rc)
-		goto out;
+		return rc;
 	rc = inode_get(ds, w.txn, ino, &r, NULL, 0);
 	if (!rc && (mask & DSTORE_SET_SIZE)) {
 		if (r.type == DSTORE_DIR)
@@ -545,7 +542,20 @@ int dstore_setattr(struct dstore *ds, uint64_t ino,
 	rc = wtxn_end(&w, rc);
 	if (!rc && out)
 		inode_to_attr(ino, &r, out);
-out:
+	return rc;
+}
+
+int dstore_setattr(struct dstore *ds, uint64_t ino,
+		   const struct dstore_attr *a, uint32_t mask,
+		   struct dstore_attr *out)
+{
+	pthread_rwlock_t *stripe = write_stripe(ds, ino);
+	int rc;
+
+	/* the stripe before the index lock, the order writers use */
+	if (mask & DSTORE_SET_SIZE)
+		pthread_rwlock_wrlock(stripe);
+	rc = setattr_locked(ds, ino, a, mask, out);
 	if (mask & DSTORE_SET_SIZE)
 		pthread_rwlock_unlock(stripe);
 	return rc;
