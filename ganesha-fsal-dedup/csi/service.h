@@ -2,34 +2,32 @@
 /*
  * The CSI service (protocol/PROTOCOL.md): program CSI_PROG version
  * CSI_VERS over a dedup store, as an sc_rpc_service for the project's RPC
- * server (seacache/rpc_transport.h).  It needs no Ganesha headers.
+ * server (seacache/rpc_transport.h).  It needs no Ganesha headers: what it
+ * needs of the NFS server (exports, access, attribute invalidation) comes
+ * through struct csi_service_hooks.
  *
- * What it serves:
- *   NULL, HELLO (§4), STATS (§7.9);
- *   the request header of every call that carries one, in the order of
- *   §5.1 (BAD_EPOCH, UNKNOWN_HOST, TOO_BIG, notices applied, lease renewed);
- *   EVICT (§7.6), GET_HASHES (§7.2), READ (§7.3) for the Baseline, Read#
- *   and W/Tracker variants, COMMIT (§7.5: a store sync).
- * Not yet: pushes, delegation, WRITE, LOOKUP.  Only READ_HASH and TRACKER
- * are ever granted, so ACCEPT_PUSH and ACCEPT_DELEG get SC_ERR_NOTSUPP as
- * for any feature not granted (§6); WRITE answers SC_ERR_NOTSUPP (after the
- * header checks, so its notices are applied); LOOKUP answers SC_ERR_NOENT
- * (no exports are configured here).  Exports and access (§7 "Access") are
- * not checked: every file of the store is served.
+ * Every procedure is served: HELLO (§4), LOOKUP (§7.1), GET_HASHES (§7.2),
+ * READ (§7.3) with hash-only answers (TRACKER), pushes (PUSH) and
+ * delegation to peers with tokens (COOP), WRITE (§7.4) with hash-only
+ * blocks under proof of possession (DEDUP_WRITE), COMMIT, EVICT and STATS,
+ * each after the request header checks of §5.1 in their order.
  *
  * A file id on the wire is the store's inode number; a change id is
  * dstore_attr.change.
  *
- * Threading: NOT thread-safe.  Every entry point (the handler included)
- * must be called from one thread at a time; the RPC server runs handlers
- * on its single loop thread, which satisfies that.  The store itself may
- * be written concurrently by others (NFS): READ and GET_HASHES re-read the
- * attributes after the blocks and retry when the change id moved, so the
- * attrs always describe the state the blocks came from (§3.3.5).
+ * Threading: csi_service_handle may be called from several threads at
+ * once (the RPC server's workers).  Registrations, the tracker and the
+ * counters are under one lock; store reads and writes of data, and the
+ * hooks, run outside it.  The store may be written concurrently by others
+ * (NFS): READ re-reads the attributes after the data and retries when the
+ * change id moved, and a WRITE is one step against other data writes of
+ * its file (dstore_write_blocks), so attrs always describe the state the
+ * blocks came from (§3.3.5).
  */
 #ifndef CSI_SERVICE_H
 #define CSI_SERVICE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
@@ -38,22 +36,55 @@
 struct dstore;
 struct csi_service;
 
+/* What the service needs of the NFS server it runs in. */
+struct csi_service_hooks {
+	/*
+	 * LOOKUP: the root directory (inode) of the export whose pseudo
+	 * path is export_path (NUL-terminated), as host may see it.  0,
+	 * -ENOENT (no such export of this store) or -EACCES.
+	 */
+	int (*export_root)(void *ctx, const char *export_path,
+			   const struct sockaddr *host, uint64_t *root);
+	/*
+	 * May host read (write false) or write files of this store through
+	 * some export?  0, -EACCES, or -EROFS (read-only for a write).
+	 */
+	int (*access)(void *ctx, const struct sockaddr *host, bool write);
+	/* A CSI WRITE changed file ino: the NFS server's cached attributes
+	 * (and data) of it must go. */
+	void (*file_changed)(void *ctx, uint64_t ino);
+	void *ctx;
+};
+
 struct csi_service_config {
 	uint32_t max_hosts;	  /* registrations at once; 0: 64, at most 65535 */
 	uint32_t tracker_entries; /* (host, content) pairs; 0: 1 Mi */
 	uint32_t lease_seconds;	  /* 0: 90 */
 	uint32_t features;	  /* CSI_FEAT_* offered; granted = requested
-				   * ∩ offered ∩ implemented (READ_HASH,
-				   * TRACKER) */
-	uint32_t max_blocks;	  /* per READ/GET_HASHES; 0: 64, ≤ 256 */
+				   * ∩ offered */
+	uint32_t max_blocks;	  /* per READ/GET_HASHES/WRITE; 0: 64, ≤ 256 */
 	uint32_t max_evict;	  /* notices per request; 0: 1024, ≤ 4096 */
+	uint32_t max_push;	  /* pushed entries per reply; 0: 256, ≤ 1024 */
+	uint32_t token_seconds;	  /* peer-token lifetime; 0: 30 */
+	uint32_t used_files;	  /* files remembered per host as used (for
+				   * pushes); 0: 4096.  The oldest is
+				   * forgotten first: that costs pushes only */
+	/*
+	 * NULL: every host may read and write every file of the store, and
+	 * LOOKUP knows no export (for tools and tests without exports).
+	 */
+	const struct csi_service_hooks *hooks;
 	/* Monotonic clock in milliseconds, for leases; NULL: CLOCK_MONOTONIC. */
 	uint64_t (*clock_ms)(void *ctx);
+	/* Unix time in seconds, for token expiry; NULL: CLOCK_REALTIME. */
+	uint64_t (*unix_s)(void *ctx);
 	void *clock_ctx;
 };
 
 /* Features this implementation can grant. */
-#define CSI_SERVICE_FEATURES (CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER)
+#define CSI_SERVICE_FEATURES (CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER | \
+			      CSI_FEAT_PUSH | CSI_FEAT_COOP | \
+			      CSI_FEAT_DEDUP_WRITE)
 
 /*
  * A service over ds (not owned; must outlive the service), with a fresh

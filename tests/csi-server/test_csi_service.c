@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include <seacache/csi_codec.h>
+#include <seacache/peer_token.h>
 #include <seacache/prng.h>
 #include <seacache/rpc_msg.h>
 #include <seacache/rpc_transport.h>
@@ -36,6 +37,7 @@
 #define CLONE_BLOCKS 256u		/* 1 MiB */
 #define MAX_BLOCKS 64u
 #define MAX_EVICT 16u
+#define MAX_PUSH 128u
 #define LEASE 30u
 #define HOLES_SIZE (5 * BS + 100)
 
@@ -159,25 +161,32 @@ static void default_cfg(struct csi_service_config *cfg)
 	cfg->features = CSI_FEAT_ALL;
 	cfg->max_blocks = MAX_BLOCKS;
 	cfg->max_evict = MAX_EVICT;
+	cfg->max_push = MAX_PUSH;
 	cfg->clock_ms = fake_clock;
 }
 
-static void env_start(struct env *e)
+static void env_start_cfg(struct env *e, const struct csi_service_config *cfg)
 {
-	struct csi_service_config cfg;
 	struct sc_rpc_server_opts so = { 0 };
 	struct sc_rpc_client_opts co = { .host = "127.0.0.1", .prog = CSI_PROG,
 					 .timeout_ms = 20000 };
 
-	default_cfg(&cfg);
 	memset(e, 0, sizeof(*e));
-	e->svc = csi_service_new(ds, &cfg);
+	e->svc = csi_service_new(ds, cfg);
 	assert_non_null(e->svc);
 	e->rpc = csi_service_rpc(e->svc);
 	assert_int_equal(sc_rpc_server_new(&so, &e->rpc, 1, &e->srv), 0);
 	assert_int_equal(pthread_create(&e->thread, NULL, server_main, e), 0);
 	co.port = sc_rpc_server_port(e->srv);
 	assert_int_equal(sc_rpc_client_open(&co, &e->c), 0);
+}
+
+static void env_start(struct env *e)
+{
+	struct csi_service_config cfg;
+
+	default_cfg(&cfg);
+	env_start_cfg(e, &cfg);
 }
 
 static void env_stop(struct env *e)
@@ -396,12 +405,12 @@ static void test_hello_grants(void **state)
 	env_start(&e);
 	a = hello_full(&e, 1, CSI_FEAT_ALL);
 	assert_int_equal(a.status, CSI_OK);
-	/* requested ∩ offered ∩ implemented */
-	assert_int_equal(a.features, CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER);
+	/* requested ∩ offered */
+	assert_int_equal(a.features, CSI_FEAT_ALL);
 	assert_int_equal(a.block_size, BS);
 	assert_int_equal(a.max_blocks, MAX_BLOCKS);
 	assert_int_equal(a.max_evict, MAX_EVICT);
-	assert_int_equal(a.max_push, 0);
+	assert_int_equal(a.max_push, MAX_PUSH);
 	assert_int_equal(a.lease_seconds, LEASE);
 	assert_int_not_equal(a.epoch, 0);
 	assert_int_equal(a.epoch, csi_service_epoch(e.svc));
@@ -833,7 +842,10 @@ static void test_header_checks(void **state)
 	gethashes_expect(&e, A, ino_c1, 0, MAX_BLOCKS + 1, CSI_ERR_TOO_BIG,
 			 NULL, 0);
 
-	/* Not implemented yet: WRITE NOTSUPP, LOOKUP NOENT; COMMIT works. */
+	/*
+	 * Operations after the header: a WRITE (of the content block 0
+	 * already has), LOOKUP (no exports in this service: NOENT), COMMIT.
+	 */
 	memset(&wa, 0, sizeof(wa));
 	memset(&wb, 0, sizeof(wb));
 	hdr_set(&wa.hdr, A, NULL, 0);
@@ -846,8 +858,10 @@ static void test_header_checks(void **state)
 	wa.blocks = &wb;
 	wa.nblocks = 1;
 	assert_int_equal(sc_rpc_call(e.c, CSI_PROC_WRITE, &wa, &wr, &rep), 0);
+	assert_int_equal(wr.status, CSI_OK);
+	assert_int_equal(wr.nblocks, 1);
+	assert_int_equal(wr.blocks[0], CSI_W_OK);
 	sc_rpc_reply_free(rep);
-	assert_int_equal(wr.status, CSI_ERR_NOTSUPP);
 	memset(&la, 0, sizeof(la));
 	hdr_set(&la.hdr, A, NULL, 0);
 	la.export_path.p = (const uint8_t *)"/vdi";
@@ -1002,6 +1016,544 @@ static void test_garbage_args(void **state)
 	env_stop(&e);
 }
 
+/* ---- SS-Push, Coop-Cache, Dedup-W, LOOKUP and access ---- */
+
+static _Atomic uint64_t fake_unix = 1790000000;
+
+static uint64_t fake_unix_clock(void *ctx)
+{
+	(void)ctx;
+	return atomic_load(&fake_unix);
+}
+
+/* The NFS server's side, as the hooks see it. */
+static _Atomic int access_rc;		/* what access() answers reads */
+static _Atomic int write_access_rc;	/* ... and writes */
+static _Atomic uint64_t changed_ino;
+static _Atomic unsigned int changed_calls;
+
+static int test_export_root(void *ctx, const char *export_path,
+			    const struct sockaddr *host, uint64_t *root)
+{
+	(void)ctx;
+	assert_non_null(host);
+	if (strcmp(export_path, "/vdi"))
+		return -ENOENT;
+	if (atomic_load(&access_rc))
+		return atomic_load(&access_rc);
+	*root = DSTORE_ROOT_INO;
+	return 0;
+}
+
+static int test_access(void *ctx, const struct sockaddr *host, bool write)
+{
+	(void)ctx;
+	assert_non_null(host);
+	if (atomic_load(&access_rc))
+		return atomic_load(&access_rc);
+	return write ? atomic_load(&write_access_rc) : 0;
+}
+
+static void test_file_changed(void *ctx, uint64_t ino)
+{
+	(void)ctx;
+	atomic_store(&changed_ino, ino);
+	atomic_fetch_add(&changed_calls, 1);
+}
+
+static const struct csi_service_hooks test_hooks = {
+	.export_root = test_export_root,
+	.access = test_access,
+	.file_changed = test_file_changed,
+};
+
+static void env_start_hooks(struct env *e)
+{
+	struct csi_service_config cfg;
+
+	default_cfg(&cfg);
+	cfg.hooks = &test_hooks;
+	cfg.unix_s = fake_unix_clock;
+	atomic_store(&access_rc, 0);
+	atomic_store(&write_access_rc, 0);
+	env_start_cfg(e, &cfg);
+}
+
+/* HELLO with a peer address on 127.0.0.1 (port 0: none). */
+static struct csi_hello_res hello_peer(struct env *e, uint8_t uuid_byte,
+				       uint32_t features, const char *ip,
+				       uint16_t port)
+{
+	struct csi_hello_args a;
+	struct csi_hello_res r;
+	struct sc_rpc_reply *rep;
+
+	memset(&a, 0, sizeof(a));
+	memset(a.host_uuid, uuid_byte, sizeof(a.host_uuid));
+	a.features = features;
+	if (port) {
+		a.peer.family = CSI_AF_INET;
+		assert_int_equal(inet_pton(AF_INET, ip, a.peer.addr), 1);
+		a.peer.port = port;
+	}
+	assert_int_equal(sc_rpc_call(e->c, CSI_PROC_HELLO, &a, &r, &rep), 0);
+	sc_rpc_reply_free(rep);
+	assert_int_equal(r.status, CSI_OK);
+	return r;
+}
+
+/* GET_HASHES with count 0: marks file used (§7), as an open does. */
+static void touch_file(struct env *e, struct reg g, uint64_t file)
+{
+	gethashes_expect(e, g, file, 0, 0, CSI_OK, NULL, 0);
+}
+
+/*
+ * SS-Push: entries name blocks of other files the host uses that hold the
+ * contents of the reply, each true of its file's state; never the call's
+ * own file, never a file the host has not used, at most max_push.
+ */
+static void test_push(void **state)
+{
+	struct env e;
+	struct csi_read_res r;
+	struct sc_rpc_reply *rep;
+	struct dstore_attr c2;
+	struct reg A, B;
+	uint32_t i;
+
+	(void)state;
+	assert_int_equal(dstore_apply_pending(ds), 0);
+	env_start_hooks(&e);
+	A = hello(&e, 1, CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER | CSI_FEAT_PUSH);
+	B = hello(&e, 2, CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER | CSI_FEAT_PUSH);
+	assert_int_equal(dstore_getattr(ds, ino_c2, &c2), 0);
+
+	/* A has not used c2 yet: nothing to push */
+	do_read(&e, A, NULL, 0, ino_c1, 0, MAX_BLOCKS,
+		CSI_READ_WANT_DATA | CSI_READ_ACCEPT_PUSH, &r, &rep);
+	assert_int_equal(r.status, CSI_OK);
+	assert_int_equal(r.npushed, 0);
+	sc_rpc_reply_free(rep);
+
+	/* after an "open" of c2, reading c1 pushes c2's blocks */
+	touch_file(&e, A, ino_c2);
+	do_read(&e, A, NULL, 0, ino_c1, MAX_BLOCKS, MAX_BLOCKS,
+		CSI_READ_WANT_DATA | CSI_READ_ACCEPT_PUSH, &r, &rep);
+	assert_int_equal(r.status, CSI_OK);
+	assert_int_equal(r.npushed, MAX_BLOCKS);
+	for (i = 0; i < r.npushed; i++) {
+		const struct csi_push_entry *p = &r.pushed[i];
+		struct sc_hash want = sha(clone_bytes + p->lbn * BS);
+
+		assert_int_equal(p->file, ino_c2);
+		assert_int_equal(p->lbn, MAX_BLOCKS + i);
+		assert_int_equal(p->change, c2.change);
+		assert_true(sc_hash_eq(&p->hash, &want));
+	}
+	sc_rpc_reply_free(rep);
+	assert_int_equal(counter(&e, A.host, "read.pushed_entries"),
+			 MAX_BLOCKS);
+
+	/* ... which A then reads as hash only: no further data */
+	read_clone_expect(&e, A, NULL, 0, ino_c2, MAX_BLOCKS, MAX_BLOCKS,
+			  CSI_READ_WANT_DATA, CSI_RK_HASH, UINT32_MAX, 0);
+
+	/* without ACCEPT_PUSH, or for B that never used c2: none */
+	read_clone_expect(&e, A, NULL, 0, ino_c1, 0, 8, CSI_READ_WANT_DATA,
+			  CSI_RK_HASH, UINT32_MAX, 0);
+	do_read(&e, B, NULL, 0, ino_c1, 0, MAX_BLOCKS,
+		CSI_READ_WANT_DATA | CSI_READ_ACCEPT_PUSH, &r, &rep);
+	assert_int_equal(r.npushed, 0);
+	sc_rpc_reply_free(rep);
+	/* a host without PUSH granted cannot ask */
+	B = hello(&e, 2, CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER);
+	assert_int_equal(read_status(&e, B, ino_c1, 0, 1,
+				     CSI_READ_WANT_DATA | CSI_READ_ACCEPT_PUSH),
+			 CSI_ERR_NOTSUPP);
+	env_stop(&e);
+}
+
+static void token_verify(const uint8_t secret[CSI_SECRET_SIZE],
+			 const struct csi_read_block *b, uint64_t requester,
+			 uint64_t serving, uint64_t epoch)
+{
+	struct sc_mac *m = sc_mac_new(secret, CSI_SECRET_SIZE);
+	struct sc_peer_token_fields f = { b->hash, requester, serving, epoch,
+					  b->token.expiry };
+
+	assert_non_null(m);
+	assert_int_equal(b->token.expiry, atomic_load(&fake_unix) + 30);
+	assert_int_equal(sc_peer_token_check(m, &f, epoch,
+					     atomic_load(&fake_unix),
+					     b->token.mac), 0);
+	/* shown by another requester, it fails */
+	f.requester++;
+	assert_int_not_equal(sc_peer_token_check(m, &f, epoch,
+						 atomic_load(&fake_unix),
+						 b->token.mac), 0);
+	sc_mac_free(m);
+}
+
+/*
+ * Coop-Cache: B's reads of content A holds are delegated to A with a
+ * token A's secret verifies; then B holds them (hash only).  FORCE_DATA
+ * is never delegated; hosts that serve no peer reads, or gave an address
+ * that is not their own, are never targets.
+ */
+static void test_coop(void **state)
+{
+	const uint32_t coop = CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER |
+			      CSI_FEAT_COOP;
+	const uint32_t deleg = CSI_READ_WANT_DATA | CSI_READ_ACCEPT_DELEG;
+	struct csi_hello_res ha, hb;
+	struct csi_read_res r;
+	struct sc_rpc_reply *rep;
+	struct env e;
+	struct reg A, B, C;
+	uint32_t i;
+
+	(void)state;
+	env_start_hooks(&e);
+	ha = hello_peer(&e, 1, coop, "127.0.0.1", 7001);
+	A.host = ha.host;
+	A.epoch = ha.epoch;
+	hb = hello_peer(&e, 2, coop, "127.0.0.1", 7002);
+	B.host = hb.host;
+	B.epoch = hb.epoch;
+	read_clone_expect(&e, A, NULL, 0, ino_c1, 0, MAX_BLOCKS,
+			  CSI_READ_WANT_DATA, CSI_RK_DATA, UINT32_MAX, 0);
+
+	do_read(&e, B, NULL, 0, ino_c2, 0, MAX_BLOCKS, deleg, &r, &rep);
+	assert_int_equal(r.status, CSI_OK);
+	assert_int_equal(r.nblocks, MAX_BLOCKS);
+	for (i = 0; i < r.nblocks; i++) {
+		const struct csi_read_block *b = &r.blocks[i];
+		struct sc_hash want = sha(clone_bytes + (size_t)i * BS);
+
+		assert_int_equal(b->kind, CSI_RK_DELEGATED);
+		assert_true(sc_hash_eq(&b->hash, &want));
+		assert_int_equal(b->peer_host, A.host);
+		assert_int_equal(b->peer.family, CSI_AF_INET);
+		assert_int_equal(b->peer.port, 7001);
+		token_verify(ha.peer_secret, b, B.host, A.host, A.epoch);
+	}
+	sc_rpc_reply_free(rep);
+	assert_int_equal(counter(&e, B.host, "read.delegated_blocks"),
+			 MAX_BLOCKS);
+	assert_int_equal(counter(&e, A.host, "peer.delegations_served"),
+			 MAX_BLOCKS);
+	assert_int_equal(counter(&e, B.host, "read.data_blocks"), 0);
+	/* B is now tracked as holding them */
+	read_clone_expect(&e, B, NULL, 0, ino_c2, 0, MAX_BLOCKS, deleg,
+			  CSI_RK_HASH, UINT32_MAX, 0);
+	/* the delegation failed: B asks for the data itself */
+	read_clone_expect(&e, B, NULL, 0, ino_c2, 0, 2,
+			  deleg | CSI_READ_FORCE_DATA, CSI_RK_DATA,
+			  UINT32_MAX, 0);
+
+	/* a host that serves no peer reads is never a target */
+	C = hello(&e, 3, coop);
+	A = hello(&e, 1, coop);		/* A re-registers without an address */
+	read_clone_expect(&e, C, NULL, 0, ino_c1, MAX_BLOCKS, 4,
+			  CSI_READ_WANT_DATA, CSI_RK_DATA, UINT32_MAX, 0);
+	read_clone_expect(&e, A, NULL, 0, ino_c2, MAX_BLOCKS, 4, deleg,
+			  CSI_RK_DATA, UINT32_MAX, 0);
+	/* nor one whose address is not its own (§4 item 7) */
+	hb = hello_peer(&e, 3, coop, "192.0.2.1", 7003);
+	C.host = hb.host;
+	read_clone_expect(&e, C, NULL, 0, ino_c1, 2 * MAX_BLOCKS, 4,
+			  CSI_READ_WANT_DATA, CSI_RK_DATA, UINT32_MAX, 0);
+	read_clone_expect(&e, B, NULL, 0, ino_c2, 2 * MAX_BLOCKS, 4, deleg,
+			  CSI_RK_DATA, UINT32_MAX, 0);
+	assert_int_equal(counter(&e, C.host, "peer.delegations_served"), 0);
+	env_stop(&e);
+}
+
+/* WRITE; the caller frees *rep. */
+static void write_call(struct env *e, struct reg g, uint64_t file,
+		       uint64_t lbn, uint64_t end, uint32_t stable,
+		       struct csi_write_block *b, uint32_t n,
+		       struct csi_write_res *r, struct sc_rpc_reply **rep)
+{
+	struct csi_write_args a;
+
+	memset(&a, 0, sizeof(a));
+	hdr_set(&a.hdr, g, NULL, 0);
+	a.file = file;
+	a.lbn = lbn;
+	a.end = end;
+	a.stable = stable;
+	a.blocks = b;
+	a.nblocks = n;
+	assert_int_equal(sc_rpc_call(e->c, CSI_PROC_WRITE, &a, r, rep), 0);
+}
+
+static uint32_t write_status(struct env *e, struct reg g, uint64_t file,
+			     uint64_t lbn, uint64_t end,
+			     struct csi_write_block *b, uint32_t n)
+{
+	struct csi_write_res r;
+	struct sc_rpc_reply *rep;
+	uint32_t st;
+
+	write_call(e, g, file, lbn, end, CSI_UNSTABLE, b, n, &r, &rep);
+	st = r.status;
+	sc_rpc_reply_free(rep);
+	return st;
+}
+
+/* The kind of one block read with WANT_DATA. */
+static uint32_t read_kind(struct env *e, struct reg g, uint64_t file,
+			  uint64_t lbn)
+{
+	struct csi_read_res r;
+	struct sc_rpc_reply *rep;
+	uint32_t kind;
+
+	do_read(e, g, NULL, 0, file, lbn, 1, CSI_READ_WANT_DATA, &r, &rep);
+	assert_int_equal(r.status, CSI_OK);
+	assert_int_equal(r.nblocks, 1);
+	kind = r.blocks[0].kind;
+	sc_rpc_reply_free(rep);
+	return kind;
+}
+
+static struct csi_write_block wblock_data(const uint8_t *p, uint32_t len)
+{
+	struct csi_write_block b = { .kind = CSI_WK_DATA };
+	uint8_t blk[BS] = { 0 };
+
+	memcpy(blk, p, len);
+	b.hash = sha(blk);
+	b.data.p = p;
+	b.data.len = len;
+	return b;
+}
+
+static struct csi_write_block wblock_hash(const uint8_t *p)
+{
+	struct csi_write_block b = { .kind = CSI_WK_HASH };
+
+	b.hash = sha(p);
+	return b;
+}
+
+static void file_expect(uint64_t ino, uint64_t off, const void *want,
+			size_t len)
+{
+	uint8_t *got = malloc(len);
+	bool eof;
+
+	assert_non_null(got);
+	assert_int_equal(dstore_read(ds, ino, off, got, len, &eof),
+			 (ssize_t)len);
+	assert_memory_equal(got, want, len);
+	free(got);
+}
+
+/*
+ * Dedup-W (§7.4): a hash-only block is written only with proof of
+ * possession, so a host that never received a content can neither write
+ * it by hash nor read it back; DATA blocks are verified and make the
+ * content held; the size moves to end even past NEED_DATA blocks.
+ */
+static void test_dedup_write(void **state)
+{
+	const uint32_t dw = CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER |
+			    CSI_FEAT_DEDUP_WRITE;
+	const uint8_t *X = clone_bytes + 200 * BS;
+	static const uint8_t zero[BS];
+	struct csi_write_block b[3];
+	struct csi_write_res r;
+	struct sc_rpc_reply *rep;
+	struct dstore_attr at;
+	uint8_t Y[BS], Z[100], bad[BS];
+	struct sc_prng rng;
+	struct sc_hash hx = sha(X);
+	uint64_t w1 = make_file("w1", NULL, 0, 0);
+	uint64_t w2 = make_file("w2", NULL, 0, 0);
+	struct env e;
+	struct reg A, B;
+
+	(void)state;
+	sc_prng_seed(&rng, 7);
+	sc_prng_fill(&rng, Y, sizeof(Y));
+	sc_prng_fill(&rng, Z, sizeof(Z));
+	env_start_hooks(&e);
+	A = hello(&e, 1, dw);
+	B = hello(&e, 2, CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER);
+
+	/* A never received X: NEED_DATA, nothing written, size moved */
+	b[0] = wblock_hash(X);
+	write_call(&e, A, w1, 0, BS, CSI_UNSTABLE, b, 1, &r, &rep);
+	assert_int_equal(r.status, CSI_OK);
+	assert_int_equal(r.nblocks, 1);
+	assert_int_equal(r.blocks[0], CSI_W_NEED_DATA);
+	assert_int_equal(r.attr.size, BS);
+	sc_rpc_reply_free(rep);
+	file_expect(w1, 0, zero, BS);
+	/* ... and reading it back gives the hole, not X */
+	assert_int_equal(read_kind(&e, A, w1, 0), CSI_RK_HOLE);
+	assert_int_equal(counter(&e, A.host, "write.need_data"), 1);
+
+	/* after receiving X, the hash alone writes it */
+	read_clone_expect(&e, A, NULL, 0, ino_c1, 200, 1, CSI_READ_WANT_DATA,
+			  CSI_RK_DATA, UINT32_MAX, 0);
+	assert_int_equal(dstore_getattr(ds, w1, &at), 0);
+	atomic_store(&changed_calls, 0);
+	write_call(&e, A, w1, 0, BS, CSI_FILE_SYNC, b, 1, &r, &rep);
+	assert_int_equal(r.status, CSI_OK);
+	assert_int_equal(r.blocks[0], CSI_W_OK);
+	assert_int_equal(r.pre_change, at.change);
+	assert_true(r.attr.change > at.change);
+	assert_int_equal(r.committed, CSI_FILE_SYNC);
+	check_attr(&r.attr, w1);
+	sc_rpc_reply_free(rep);
+	file_expect(w1, 0, X, BS);
+	assert_int_equal(atomic_load(&changed_calls), 1);
+	assert_int_equal(atomic_load(&changed_ino), w1);
+	assert_int_equal(counter(&e, A.host, "write.hash_blocks"), 1);
+
+	/* once A reports X evicted, its hash is no proof any more */
+	assert_int_equal(evict(&e, A, &hx, 1), CSI_OK);
+	write_call(&e, A, w1, 1, 2 * BS, CSI_UNSTABLE, b, 1, &r, &rep);
+	assert_int_equal(r.blocks[0], CSI_W_NEED_DATA);
+	sc_rpc_reply_free(rep);
+
+	/* data, hash without proof, and a short last block in one call */
+	b[0] = wblock_data(Y, BS);
+	b[1] = wblock_hash(X);
+	b[2] = wblock_data(Z, sizeof(Z));
+	write_call(&e, A, w1, 2, 4 * BS + sizeof(Z), CSI_UNSTABLE, b, 3, &r,
+		   &rep);
+	assert_int_equal(r.status, CSI_OK);
+	assert_int_equal(r.nblocks, 3);
+	assert_int_equal(r.blocks[0], CSI_W_OK);
+	assert_int_equal(r.blocks[1], CSI_W_NEED_DATA);
+	assert_int_equal(r.blocks[2], CSI_W_OK);
+	assert_int_equal(r.attr.size, 4 * BS + sizeof(Z));
+	assert_int_equal(r.committed, CSI_UNSTABLE);
+	sc_rpc_reply_free(rep);
+	file_expect(w1, 2 * BS, Y, BS);
+	file_expect(w1, 3 * BS, zero, BS);
+	file_expect(w1, 4 * BS, Z, sizeof(Z));
+	/* what A sent with data it holds: read back as hash only */
+	assert_int_equal(read_kind(&e, A, w1, 2), CSI_RK_HASH);
+	assert_int_equal(read_kind(&e, A, w1, 4), CSI_RK_HASH);
+
+	/* a DATA block whose bytes do not match its hash: nothing written */
+	assert_int_equal(dstore_getattr(ds, w1, &at), 0);
+	memcpy(bad, Y, BS);
+	b[0] = wblock_data(bad, BS);
+	b[1] = wblock_data(Y, BS);
+	bad[17] ^= 1;
+	assert_int_equal(write_status(&e, A, w1, 5, 7 * BS, b, 2),
+			 CSI_ERR_HASH_MISMATCH);
+	check_attr(&(struct csi_fileattr){ w1, at.size, at.change }, w1);
+	assert_int_equal(counter(&e, 0, "errors.write_hash_mismatch"), 1);
+
+	/* bytes past the new end of file must be zeros */
+	b[0] = wblock_data(Y, BS);
+	assert_int_equal(write_status(&e, A, w2, 0, 100, b, 1), CSI_ERR_INVAL);
+	/* arguments: no block, end outside the blocks, no grant for hashes */
+	assert_int_equal(write_status(&e, A, w2, 0, BS, b, 0), CSI_ERR_INVAL);
+	assert_int_equal(write_status(&e, A, w2, 0, BS + 1, b, 1),
+			 CSI_ERR_INVAL);
+	assert_int_equal(write_status(&e, A, w2, 1, BS, b, 1), CSI_ERR_INVAL);
+	b[0] = wblock_hash(Y);
+	assert_int_equal(write_status(&e, B, w2, 0, BS, b, 1), CSI_ERR_NOTSUPP);
+	/* a read-only export */
+	atomic_store(&write_access_rc, -EROFS);
+	b[0] = wblock_data(Y, BS);
+	assert_int_equal(write_status(&e, A, w2, 0, BS, b, 1), CSI_ERR_ACCESS);
+	assert_int_equal(read_status(&e, A, w1, 0, 1, CSI_READ_WANT_DATA),
+			 CSI_OK);
+	assert_int_equal(counter(&e, A.host, "errors.access"), 1);
+	env_stop(&e);
+}
+
+static uint32_t lookup(struct env *e, struct reg g, const char *exp,
+		       const char *path, struct csi_fileattr *attr)
+{
+	struct csi_lookup_args a;
+	struct csi_lookup_res r;
+	struct sc_rpc_reply *rep;
+
+	memset(&a, 0, sizeof(a));
+	hdr_set(&a.hdr, g, NULL, 0);
+	a.export_path.p = (const uint8_t *)exp;
+	a.export_path.len = (uint32_t)strlen(exp);
+	a.path.p = (const uint8_t *)path;
+	a.path.len = (uint32_t)strlen(path);
+	assert_int_equal(sc_rpc_call(e->c, CSI_PROC_LOOKUP, &a, &r, &rep), 0);
+	if (r.status == CSI_OK && attr)
+		*attr = r.attr;
+	sc_rpc_reply_free(rep);
+	return r.status;
+}
+
+/*
+ * LOOKUP (§7.1) through the exports the hooks give, the path rules, and
+ * access (§7): an export the host may not use answers ACCESS everywhere.
+ * A looked-up file is used: pushes may name it.
+ */
+static void test_lookup_access(void **state)
+{
+	struct dstore_new dir = { .type = DSTORE_DIR, .mode = 0755 };
+	struct dstore_new sym = { .type = DSTORE_SYMLINK, .mode = 0777,
+				  .symlink = "c1" };
+	struct dstore_new reg = { .type = DSTORE_REG, .mode = 0644 };
+	struct csi_fileattr fa;
+	struct csi_read_res r;
+	struct sc_rpc_reply *rep;
+	struct dstore_attr d, x;
+	struct env e;
+	struct reg A;
+
+	(void)state;
+	assert_int_equal(dstore_create(ds, DSTORE_ROOT_INO, "dir", &dir, &d), 0);
+	assert_int_equal(dstore_create(ds, d.ino, "f", &reg, &x), 0);
+	env_start_hooks(&e);
+	A = hello(&e, 1, CSI_FEAT_ALL);
+	assert_int_equal(lookup(&e, A, "/vdi", "c2", &fa), CSI_OK);
+	check_attr(&fa, ino_c2);
+	assert_int_equal(lookup(&e, A, "/nope", "c2", NULL), CSI_ERR_NOENT);
+	assert_int_equal(lookup(&e, A, "/vdi", "nope", NULL), CSI_ERR_NOENT);
+	assert_int_equal(lookup(&e, A, "/vdi", "c1/x", NULL), CSI_ERR_NOENT);
+	assert_int_equal(lookup(&e, A, "", "c1", NULL), CSI_ERR_INVAL);
+	assert_int_equal(lookup(&e, A, "/vdi", "", NULL), CSI_ERR_INVAL);
+	assert_int_equal(lookup(&e, A, "/vdi", "/c1", NULL), CSI_ERR_INVAL);
+	assert_int_equal(lookup(&e, A, "/vdi", "dir/../c1", NULL),
+			 CSI_ERR_INVAL);
+	assert_int_equal(lookup(&e, A, "/vdi", "dir//f", NULL), CSI_ERR_INVAL);
+	assert_int_equal(lookup(&e, A, "/vdi", "./c1", NULL), CSI_ERR_INVAL);
+	assert_int_equal(lookup(&e, A, "/vdi", "dir", NULL), CSI_ERR_INVAL);
+	assert_int_equal(lookup(&e, A, "/vdi", "dir/f", &fa), CSI_OK);
+	assert_int_equal(fa.file, x.ino);
+	assert_int_equal(dstore_create(ds, DSTORE_ROOT_INO, "ln", &sym, &x), 0);
+	assert_int_equal(lookup(&e, A, "/vdi", "ln", NULL), CSI_ERR_INVAL);
+	assert_int_equal(dstore_create(ds, d.ino, "ln", &sym, &x), 0);
+	assert_int_equal(lookup(&e, A, "/vdi", "dir/ln", NULL), CSI_ERR_INVAL);
+
+	/* c2 looked up: reading c1 pushes it */
+	do_read(&e, A, NULL, 0, ino_c1, 0, 4,
+		CSI_READ_WANT_DATA | CSI_READ_ACCEPT_PUSH, &r, &rep);
+	assert_int_equal(r.status, CSI_OK);
+	assert_int_equal(r.npushed, 4);
+	assert_int_equal(r.pushed[0].file, ino_c2);
+	sc_rpc_reply_free(rep);
+
+	/* a host the exports do not admit */
+	atomic_store(&access_rc, -EACCES);
+	assert_int_equal(lookup(&e, A, "/vdi", "c2", NULL), CSI_ERR_ACCESS);
+	assert_int_equal(read_status(&e, A, ino_c1, 0, 1, CSI_READ_WANT_DATA),
+			 CSI_ERR_ACCESS);
+	gethashes_expect(&e, A, ino_c1, 0, 1, CSI_ERR_ACCESS, NULL, 0);
+	assert_int_equal(counter(&e, A.host, "errors.access"), 3);
+	env_stop(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1014,6 +1566,10 @@ int main(void)
 		cmocka_unit_test(test_header_checks),
 		cmocka_unit_test(test_lease),
 		cmocka_unit_test(test_garbage_args),
+		cmocka_unit_test(test_push),
+		cmocka_unit_test(test_coop),
+		cmocka_unit_test(test_dedup_write),
+		cmocka_unit_test(test_lookup_access),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
