@@ -26,8 +26,10 @@ static void dedup_release_export(struct fsal_export *exp_hdl)
 	fsal_detach_export(exp_hdl->fsal, &exp_hdl->exports);
 	free_export_ops(exp_hdl);
 
-	if (myself->store != NULL)
+	if (myself->store != NULL) {
+		dedup_csi_export_remove(myself);
 		dedup_store_put(myself->store);
+	}
 	gsh_free(myself->export_path);
 	gsh_free(myself->store_path);
 	gsh_free(myself);
@@ -229,6 +231,7 @@ fsal_status_t dedup_create_export(struct fsal_module *fsal_hdl,
 	myself->export.up_ops = up_ops;
 	myself->export_path = gsh_strdup(CTX_FULLPATH(op_ctx));
 	op_ctx->fsal_export = &myself->export;
+	dedup_csi_export_add(myself);
 
 	LogInfo(COMPONENT_FSAL, "DEDUP: export %s on store %s",
 		myself->export_path, myself->store->path);

@@ -89,7 +89,7 @@ static void attrs_error(struct fsal_attrlist *attrs)
 		attrs->valid_mask = ATTR_RDATTR_ERR;
 }
 
-static void wire_encode(uint8_t *p, uint64_t store_id, uint64_t ino)
+void dedup_wire_encode(uint8_t *p, uint64_t store_id, uint64_t ino)
 {
 	int i;
 
@@ -109,7 +109,7 @@ struct dedup_fsal_obj_handle *dedup_alloc_handle(struct dedup_fsal_export *exp,
 	h->ino = a->ino;
 	h->store = st;
 	dedup_store_ref(st);
-	wire_encode(h->key, st->tag, a->ino);
+	dedup_wire_encode(h->key, st->tag, a->ino);
 	h->fd.openflags = FSAL_O_CLOSED;
 
 	fsal_obj_handle_init(&h->obj_handle, &exp->export, fsal_type_of(a->type));

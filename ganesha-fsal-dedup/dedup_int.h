@@ -15,7 +15,6 @@
 
 #include "dstore.h"
 
-/* Wire handle: a version byte, then the inode number, little-endian. */
 /*
  * Wire handle: a version byte, the store's id (random at its creation, so
  * a handle of a re-created or another store is stale, never another
@@ -24,6 +23,8 @@
 #define DEDUP_WIRE_VERSION 2
 #define DEDUP_WIRE_SIZE 17
 #define DEDUP_KEY_SIZE DEDUP_WIRE_SIZE
+
+void dedup_wire_encode(uint8_t *p, uint64_t store_id, uint64_t ino);
 
 /* Module-wide configuration: the DEDUP { } block. */
 struct dedup_fsal_module {
@@ -41,6 +42,9 @@ struct dedup_fsal_module {
 	uint32_t csi_max_hosts;
 	uint32_t csi_tracker_entries;
 	uint32_t csi_lease;
+	uint32_t csi_features;		/* CSI_FEAT_* offered */
+	uint32_t csi_max_push;
+	uint32_t csi_token_seconds;
 };
 
 extern struct dedup_fsal_module DEDUP;
@@ -58,6 +62,9 @@ struct dedup_store {
 	uint64_t tag;			/* dstore_id: fsid and handles */
 	fsal_fsid_t fsid;
 	struct csi_server_thread *csi;	/* serving this store, or NULL */
+	/* the exports on this store, for the CSI service (dedup_csi.c) */
+	pthread_rwlock_t exports_lock;
+	struct glist_head exports;
 };
 
 struct dedup_store *dedup_store_get(const char *path);
@@ -69,7 +76,16 @@ struct dedup_fsal_export {
 	char *export_path;		/* the EXPORT's Path */
 	char *store_path;		/* FSAL { Store = } */
 	struct dedup_store *store;
+	/* for the CSI service: its clients and pseudo path (dedup_csi.c) */
+	struct glist_head store_entry;	/* in store->exports */
+	struct gsh_export *gsh_export;	/* outlives this (it releases us) */
+	char *pseudo_path;
 };
+
+/* dedup_csi.c: what the CSI service needs of Ganesha */
+extern const struct csi_service_hooks dedup_csi_hooks;	/* ctx: the store */
+void dedup_csi_export_add(struct dedup_fsal_export *e);
+void dedup_csi_export_remove(struct dedup_fsal_export *e);
 
 struct dedup_fsal_obj_handle {
 	struct fsal_obj_handle obj_handle;

@@ -22,6 +22,7 @@
 #include "FSAL/fsal_commonlib.h"
 #include "dedup_int.h"
 #include "server_thread.h"
+#include "seacache/peer_token.h"
 
 #define DEDUP_SUPPORTED_ATTRIBUTES (ATTRS_POSIX | ATTR_CREATION)
 
@@ -119,6 +120,12 @@ static struct config_item dedup_items[] = {
 		       dedup_fsal_module, csi_tracker_entries),
 	CONF_ITEM_UI32("CSI_Lease", 5, 3600, 90, dedup_fsal_module,
 		       csi_lease),
+	CONF_ITEM_UI32("CSI_Features", 0, CSI_FEAT_ALL, CSI_FEAT_ALL,
+		       dedup_fsal_module, csi_features),
+	CONF_ITEM_UI32("CSI_Max_Push", 1, CSI_MAX_PUSH, 256,
+		       dedup_fsal_module, csi_max_push),
+	CONF_ITEM_UI32("CSI_Token_Lifetime", 1, SC_PEER_TOKEN_MAX_AHEAD, 30,
+		       dedup_fsal_module, csi_token_seconds),
 	CONFIG_EOL
 };
 
@@ -253,11 +260,15 @@ static struct dedup_store *store_find_locked(const char *path)
  */
 static void csi_start_locked(struct dedup_store *st)
 {
+	struct csi_service_hooks hooks = dedup_csi_hooks;
 	struct csi_service_config c = {
 		.max_hosts = DEDUP.csi_max_hosts,
 		.tracker_entries = DEDUP.csi_tracker_entries,
 		.lease_seconds = DEDUP.csi_lease,
-		.features = CSI_SERVICE_FEATURES,
+		.features = DEDUP.csi_features,
+		.max_push = DEDUP.csi_max_push,
+		.token_seconds = DEDUP.csi_token_seconds,
+		.hooks = &hooks,
 	};
 	struct dedup_store *other;
 	struct glist_head *gl;
@@ -265,6 +276,7 @@ static void csi_start_locked(struct dedup_store *st)
 
 	if (DEDUP.csi_port == 0)
 		return;
+	hooks.ctx = st;
 	glist_for_each(gl, &store_list) {
 		other = glist_entry(gl, struct dedup_store, entry);
 		if (other->csi) {
@@ -335,6 +347,8 @@ struct dedup_store *dedup_store_get(const char *path)
 	st->path = canonical_path(path);
 	gsh_free(canon);
 	st->refcount = 1;
+	PTHREAD_RWLOCK_init(&st->exports_lock, NULL);
+	glist_init(&st->exports);
 	st->block_size = dstore_block_size(st->ds);
 	st->tag = dstore_id(st->ds);
 	st->fsid.major = st->tag;
@@ -369,6 +383,7 @@ void dedup_store_put(struct dedup_store *st)
 	/* Closed under the lock so a new export cannot open it meanwhile. */
 	dstore_close(st->ds);
 	PTHREAD_MUTEX_unlock(&store_lock);
+	PTHREAD_RWLOCK_destroy(&st->exports_lock);
 
 	LogEvent(COMPONENT_FSAL, "DEDUP: closed store %s", st->path);
 	gsh_free(st->path);
