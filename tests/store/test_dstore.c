@@ -665,6 +665,114 @@ static void test_concurrent_writers(void **state)
 	fsck_clean(f);
 }
 
+/*
+ * dstore_write_blocks: skipped blocks keep their content, the size moves
+ * to end even when the blocks that reach it are skipped, the tail past
+ * end is not stored, and dstore_read_content finds stored content only.
+ */
+static void test_write_blocks(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t ino = mkfile(f, DSTORE_ROOT_INO, "wb");
+	uint8_t *b = calloc(4, BS), *old = malloc(4 * BS), got[BS];
+	uint8_t skip[4] = { 0, 1, 0, 1 };
+	struct dstore_attr pre, post;
+	struct sc_hash h;
+
+	fill(old, 4 * BS, 1);
+	put(f, ino, 0, old, 2 * BS);
+	fill(b, 4 * BS, 2);
+	/* block 3, which reaches end, is skipped: the size moves anyway */
+	assert_int_equal(dstore_write_blocks(f->ds, ino, 0, 4, b, skip,
+					     3 * BS + 100, true, &pre, &post),
+			 0);
+	assert_int_equal(pre.size, 2 * BS);
+	assert_int_equal(post.size, 3 * BS + 100);
+	assert_true(post.change > pre.change);
+	expect(f, ino, 0, b, BS);
+	expect(f, ino, BS, old + BS, BS);
+	expect(f, ino, 2 * BS, b + 2 * BS, BS);
+	expect(f, ino, 3 * BS, (uint8_t[100]){ 0 }, 100);
+	/* a short last block: its bytes up to end */
+	memset(b + 3 * BS + 100, 0, BS - 100);
+	assert_int_equal(dstore_write_blocks(f->ds, ino, 3, 1, b + 3 * BS,
+					     NULL, 3 * BS + 100, false, &pre,
+					     &post), 0);
+	assert_int_equal(post.size, 3 * BS + 100);
+	expect(f, ino, 3 * BS, b + 3 * BS, 100);
+	/* nothing but a skipped block reaching past the size: only the size */
+	skip[0] = skip[2] = 1;
+	assert_int_equal(dstore_write_blocks(f->ds, ino, 4, 4, b, skip,
+					     8 * BS, false, &pre, &post), 0);
+	assert_int_equal(post.size, 8 * BS);
+	expect(f, ino, 7 * BS, (uint8_t[BS]){ 0 }, BS);
+	assert_int_equal(dstore_write_blocks(f->ds, DSTORE_ROOT_INO, 0, 1, b,
+					     NULL, BS, false, &pre, &post),
+			 -EISDIR);
+
+	assert_int_equal(sc_hasher_digest(dstore_hasher(f->ds), b, BS, &h), 0);
+	assert_int_equal(dstore_read_content(f->ds, &h, got), 0);
+	assert_memory_equal(got, b, BS);
+	h.b[0] ^= 1;
+	assert_int_equal(dstore_read_content(f->ds, &h, got), -ENOENT);
+	free(b);
+	free(old);
+	fsck_clean(f);
+}
+
+struct nfs_writer {
+	struct fixture *f;
+	uint64_t ino;
+	uint64_t changes[64];	/* the change id after each of its writes */
+};
+
+static void *nfs_writer_main(void *arg)
+{
+	struct nfs_writer *w = arg;
+	struct dstore_attr a;
+	uint8_t b[BS];
+
+	for (int i = 0; i < 64; i++) {
+		fill(b, BS, 1000 + (uint64_t)i);
+		assert_int_equal(dstore_write(w->f->ds, w->ino,
+					      (uint64_t)(i % 8) * BS, b, BS,
+					      false, &a), BS);
+		w->changes[i] = a.change;
+	}
+	return NULL;
+}
+
+/*
+ * No other data write of the file falls between a dstore_write_blocks'
+ * pre and post: no change id another writer produced lies in (pre, post].
+ */
+static void test_write_blocks_exclusive(void **state)
+{
+	struct fixture *f = *state;
+	struct nfs_writer w = { f, mkfile(f, DSTORE_ROOT_INO, "ex"), { 0 } };
+	uint64_t pre_c[64], post_c[64];
+	struct dstore_attr pre, post;
+	uint8_t b[2 * BS];
+	pthread_t t;
+
+	assert_int_equal(pthread_create(&t, NULL, nfs_writer_main, &w), 0);
+	for (int i = 0; i < 64; i++) {
+		fill(b, sizeof(b), 2000 + (uint64_t)i);
+		assert_int_equal(dstore_write_blocks(f->ds, w.ino,
+						     (uint64_t)(i % 4) * 2, 2,
+						     b, NULL, 8 * BS, false,
+						     &pre, &post), 0);
+		pre_c[i] = pre.change;
+		post_c[i] = post.change;
+	}
+	pthread_join(t, NULL);
+	for (int i = 0; i < 64; i++)
+		for (int k = 0; k < 64; k++)
+			assert_false(w.changes[k] > pre_c[i] &&
+				     w.changes[k] <= post_c[i]);
+	fsck_clean(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -680,6 +788,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_corruption, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fsck_repair, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_writers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_blocks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_blocks_exclusive, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
