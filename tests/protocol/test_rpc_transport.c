@@ -2,9 +2,15 @@
 /*
  * The CSI transport, our client against our server over loopback:
  * pipelined calls finished out of order and from several threads, every
- * byte checked; RPC-level errors; a malformed and an oversized stream do
- * not disturb other connections; call timeout; reconnection after a
- * server restart; clean stop through the wake-up fd.
+ * byte checked, with handlers on the loop and on a worker pool; RPC-level
+ * errors; a malformed and an oversized stream do not disturb other
+ * connections; call timeout; reconnection after a server restart; clean
+ * stop through the wake-up fd.  The worker pool: handlers run
+ * concurrently; a connection at its limit of open calls is not read, so it
+ * neither occupies every worker nor makes the server buffer replies it
+ * does not read; workers take calls from connections in turn; calls
+ * whose connection closes, and calls in flight at stop, are freed.
+ * Nothing here is timed: a hang shows as the ctest timeout.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -17,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -37,13 +44,20 @@ static void *server_main(void *arg)
 	return NULL;
 }
 
+static void server_start_with(struct running_server *rs,
+			      const struct sc_rpc_server_opts *o,
+			      const struct sc_rpc_service *svc)
+{
+	assert_int_equal(sc_rpc_server_new(o, svc, 1, &rs->srv), 0);
+	assert_int_equal(pthread_create(&rs->thread, NULL, server_main, rs), 0);
+}
+
 static void server_start(struct running_server *rs, uint16_t port,
 			 size_t max_record)
 {
 	struct sc_rpc_server_opts o = { .port = port, .max_record = max_record };
 
-	assert_int_equal(sc_rpc_server_new(&o, &test_svc, 1, &rs->srv), 0);
-	assert_int_equal(pthread_create(&rs->thread, NULL, server_main, rs), 0);
+	server_start_with(rs, &o, &test_svc);
 }
 
 /* Stop through the wake-up fd, join, and optionally read the counters. */
@@ -62,16 +76,22 @@ static void server_stop(struct running_server *rs)
 	server_stop_stats(rs, NULL);
 }
 
-static struct sc_rpc_client *client_for(uint16_t port, int timeout_ms)
+static struct sc_rpc_client *client_with(uint16_t port, int timeout_ms,
+					 unsigned int max_inflight)
 {
 	struct sc_rpc_client_opts o = { .host = "127.0.0.1", .port = port,
 					.prog = CSI_PROG,
 					.timeout_ms = timeout_ms,
-					.max_inflight = 8 };
+					.max_inflight = max_inflight };
 	struct sc_rpc_client *c;
 
 	assert_int_equal(sc_rpc_client_open(&o, &c), 0);
 	return c;
+}
+
+static struct sc_rpc_client *client_for(uint16_t port, int timeout_ms)
+{
+	return client_with(port, timeout_ms, 8);
 }
 
 static void read_args(struct csi_read_args *a, uint64_t file, uint64_t lbn,
@@ -85,8 +105,9 @@ static void read_args(struct csi_read_args *a, uint64_t file, uint64_t lbn,
 }
 
 /* Eight calls in flight, finished in reverse order. */
-static void test_pipelined_out_of_order(void **state)
+static void pipelined_out_of_order(unsigned int workers)
 {
+	struct sc_rpc_server_opts o = { .workers = workers };
 	struct running_server rs;
 	struct sc_rpc_client *c;
 	struct csi_read_args a;
@@ -95,8 +116,7 @@ static void test_pipelined_out_of_order(void **state)
 	uint32_t xid[8];
 	int i, round;
 
-	(void)state;
-	server_start(&rs, 0, 0);
+	server_start_with(&rs, &o, &test_svc);
 	c = client_for(sc_rpc_server_port(rs.srv), 10000);
 	for (round = 0; round < 20; round++) {
 		for (i = 0; i < 8; i++) {
@@ -113,6 +133,18 @@ static void test_pipelined_out_of_order(void **state)
 	}
 	sc_rpc_client_close(c);
 	server_stop(&rs);
+}
+
+static void test_pipelined_out_of_order(void **state)
+{
+	(void)state;
+	pipelined_out_of_order(0);
+}
+
+static void test_pipelined_workers(void **state)
+{
+	(void)state;
+	pipelined_out_of_order(3);
 }
 
 struct thread_arg {
@@ -139,15 +171,15 @@ static void *caller_main(void *p)
 }
 
 /* Four threads share one client; replies reach the right caller. */
-static void test_threads_share_client(void **state)
+static void threads_share_client(unsigned int workers)
 {
+	struct sc_rpc_server_opts o = { .workers = workers };
 	struct running_server rs;
 	struct thread_arg ta[4];
 	pthread_t t[4];
 	int i;
 
-	(void)state;
-	server_start(&rs, 0, 0);
+	server_start_with(&rs, &o, &test_svc);
 	ta[0].c = client_for(sc_rpc_server_port(rs.srv), 10000);
 	for (i = 0; i < 4; i++) {
 		ta[i].c = ta[0].c;
@@ -159,6 +191,18 @@ static void test_threads_share_client(void **state)
 		pthread_join(t[i], NULL);
 	sc_rpc_client_close(ta[0].c);
 	server_stop(&rs);
+}
+
+static void test_threads_share_client(void **state)
+{
+	(void)state;
+	threads_share_client(0);
+}
+
+static void test_threads_share_client_workers(void **state)
+{
+	(void)state;
+	threads_share_client(3);
 }
 
 /* A raw TCP connection to the server, to send what our client never does. */
@@ -345,6 +389,358 @@ static void test_evict_header(void **state)
 	server_stop(&rs);
 }
 
+/* ---- the worker pool ---- */
+
+/* Client timeouts only guard against a hang. */
+#define GUARD_MS 60000
+
+/*
+ * READs of these files do something in the handler before answering like
+ * test_handle; every READ's file is logged in the order handlers start.
+ */
+enum {
+	FILE_BARRIER = 1000,	/* waits until two calls are in handlers */
+	FILE_HOLD,		/* waits until the gate opens */
+	FILE_OPEN,		/* opens the gate */
+	FILE_A,			/* only logged */
+	FILE_B,
+};
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_barrier_t barrier;
+	bool open;
+	unsigned int held;		/* FILE_HOLD calls that came in */
+	uint64_t order[32];		/* files, as handlers started */
+	unsigned int norder;
+} gate;
+
+static void gate_init(void)
+{
+	pthread_mutex_init(&gate.lock, NULL);
+	pthread_cond_init(&gate.cond, NULL);
+	pthread_barrier_init(&gate.barrier, NULL, 2);
+	gate.open = false;
+	gate.held = 0;
+	gate.norder = 0;
+}
+
+static void gate_destroy(void)
+{
+	pthread_barrier_destroy(&gate.barrier);
+	pthread_cond_destroy(&gate.cond);
+	pthread_mutex_destroy(&gate.lock);
+}
+
+static void gate_open(void)
+{
+	pthread_mutex_lock(&gate.lock);
+	gate.open = true;
+	pthread_cond_broadcast(&gate.cond);
+	pthread_mutex_unlock(&gate.lock);
+}
+
+/* Until n FILE_HOLD calls have come into handlers. */
+static void gate_wait_held(unsigned int n)
+{
+	pthread_mutex_lock(&gate.lock);
+	while (gate.held < n)
+		pthread_cond_wait(&gate.cond, &gate.lock);
+	pthread_mutex_unlock(&gate.lock);
+}
+
+static int gate_handle(void *ctx, struct sc_rpc_request *rq)
+{
+	const struct csi_read_args *a = rq->args;
+
+	if (rq->proc->proc != CSI_PROC_READ)
+		return test_handle(ctx, rq);
+	pthread_mutex_lock(&gate.lock);
+	if (gate.norder < SC_ARRAY_SIZE(gate.order))
+		gate.order[gate.norder++] = a->file;
+	if (a->file == FILE_HOLD) {
+		gate.held++;
+		pthread_cond_broadcast(&gate.cond);
+		while (!gate.open)
+			pthread_cond_wait(&gate.cond, &gate.lock);
+	} else if (a->file == FILE_OPEN) {
+		gate.open = true;
+		pthread_cond_broadcast(&gate.cond);
+	}
+	pthread_mutex_unlock(&gate.lock);
+	if (a->file == FILE_BARRIER)
+		pthread_barrier_wait(&gate.barrier);
+	return test_handle(ctx, rq);
+}
+
+static const struct sc_rpc_service gate_svc = { CSI_PROG, gate_handle, NULL };
+
+static uint32_t start_read(struct sc_rpc_client *c, uint64_t file,
+			   uint32_t count)
+{
+	struct csi_read_args a;
+	uint32_t xid;
+
+	read_args(&a, file, 0, count);
+	assert_int_equal(sc_rpc_start(c, CSI_PROC_READ, &a, &xid), 0);
+	return xid;
+}
+
+static void finish_read(struct sc_rpc_client *c, uint32_t xid, uint64_t file,
+			uint32_t count)
+{
+	struct csi_read_res r;
+	struct sc_rpc_reply *rep;
+
+	assert_int_equal(sc_rpc_finish(c, xid, &r, &rep), 0);
+	check_read_res(&r, file, 0, count);
+	sc_rpc_reply_free(rep);
+}
+
+#define STAT(f) offsetof(struct sc_rpc_server_stats, f)
+
+/*
+ * Read the running server's counters until the one at offset field is at
+ * least min; a hang shows as the ctest timeout.
+ */
+static void wait_stat(struct sc_rpc_server *srv, size_t field, uint64_t min,
+		      struct sc_rpc_server_stats *st)
+{
+	const struct timespec ms = { .tv_nsec = 1000000 };
+	uint64_t v;
+
+	for (;;) {
+		sc_rpc_server_get_stats(srv, st);
+		memcpy(&v, (const char *)st + field, sizeof(v));
+		if (v >= min)
+			return;
+		nanosleep(&ms, NULL);
+	}
+}
+
+/*
+ * Two calls on one connection, each of whose handlers returns only once
+ * the other is in a handler too: done only if two workers run at once.
+ */
+static void test_workers_run_concurrently(void **state)
+{
+	struct sc_rpc_server_opts o = { .workers = 2 };
+	struct running_server rs;
+	struct sc_rpc_client *c;
+	uint32_t x1, x2;
+
+	(void)state;
+	gate_init();
+	server_start_with(&rs, &o, &gate_svc);
+	c = client_for(sc_rpc_server_port(rs.srv), GUARD_MS);
+	x1 = start_read(c, FILE_BARRIER, 1);
+	x2 = start_read(c, FILE_BARRIER, 2);
+	finish_read(c, x2, FILE_BARRIER, 2);
+	finish_read(c, x1, FILE_BARRIER, 1);
+	sc_rpc_client_close(c);
+	server_stop(&rs);
+	gate_destroy();
+}
+
+/*
+ * Connection A pipelines four calls that hold their worker until B's call
+ * opens the gate.  With one open call per connection A holds one of the
+ * two workers and B's call gets the other; were A's second call read, it
+ * would hold that one too and B's call would never run.
+ */
+static void test_conn_limit_leaves_workers(void **state)
+{
+	struct sc_rpc_server_opts o = { .workers = 2,
+					.max_inflight_per_conn = 1 };
+	struct sc_rpc_server_stats st;
+	struct running_server rs;
+	struct sc_rpc_client *a, *b;
+	uint32_t xa[4], xb;
+	uint16_t port;
+	unsigned int i;
+
+	(void)state;
+	gate_init();
+	server_start_with(&rs, &o, &gate_svc);
+	port = sc_rpc_server_port(rs.srv);
+	a = client_for(port, GUARD_MS);
+	b = client_for(port, GUARD_MS);
+	for (i = 0; i < 4; i++)
+		xa[i] = start_read(a, FILE_HOLD, i + 1);
+	gate_wait_held(1);
+	xb = start_read(b, FILE_OPEN, 1);
+	finish_read(b, xb, FILE_OPEN, 1);
+	for (i = 0; i < 4; i++)
+		finish_read(a, xa[i], FILE_HOLD, i + 1);
+	sc_rpc_client_close(a);
+	sc_rpc_client_close(b);
+	server_stop_stats(&rs, &st);
+	assert_int_equal(st.calls, 5);
+	/* Every call of this test reached the limit of one. */
+	assert_int_equal(st.conns_throttled, 5);
+	gate_destroy();
+}
+
+/*
+ * The only worker is held by C's call while A queues four calls, then B
+ * one.  Taken in turn, the order is A, B, A, A, A; in arrival order B's
+ * call would run last.
+ */
+static void test_workers_take_turns(void **state)
+{
+	static const uint64_t order[] = { FILE_HOLD, FILE_A, FILE_B, FILE_A,
+					  FILE_A, FILE_A };
+	struct sc_rpc_server_opts o = { .workers = 1 };
+	struct sc_rpc_server_stats st;
+	struct running_server rs;
+	struct sc_rpc_client *a, *b, *c;
+	uint32_t xa[4], xb, xc;
+	uint16_t port;
+	unsigned int i;
+
+	(void)state;
+	gate_init();
+	server_start_with(&rs, &o, &gate_svc);
+	port = sc_rpc_server_port(rs.srv);
+	a = client_for(port, GUARD_MS);
+	b = client_for(port, GUARD_MS);
+	c = client_for(port, GUARD_MS);
+	xc = start_read(c, FILE_HOLD, 1);
+	gate_wait_held(1);
+	for (i = 0; i < 4; i++)
+		xa[i] = start_read(a, FILE_A, i + 1);
+	wait_stat(rs.srv, STAT(calls_queued), 4, &st);
+	assert_int_equal(st.calls_queued, 4);
+	xb = start_read(b, FILE_B, 1);
+	wait_stat(rs.srv, STAT(calls_queued), 5, &st);
+	assert_int_equal(st.calls_queued, 5);
+	gate_open();
+	finish_read(c, xc, FILE_HOLD, 1);
+	finish_read(b, xb, FILE_B, 1);
+	for (i = 0; i < 4; i++)
+		finish_read(a, xa[i], FILE_A, i + 1);
+	sc_rpc_client_close(a);
+	sc_rpc_client_close(b);
+	sc_rpc_client_close(c);
+	server_stop_stats(&rs, &st);
+	assert_int_equal(gate.norder, SC_ARRAY_SIZE(order));
+	for (i = 0; i < SC_ARRAY_SIZE(order); i++)
+		assert_int_equal(gate.order[i], order[i]);
+	assert_int_equal(st.calls_queued_max, 5);
+	assert_int_equal(st.conns_throttled, 0);
+	gate_destroy();
+}
+
+/*
+ * A client hangs up while one of its calls is in the only worker and two
+ * more wait for it: those two are dropped at once, the running one when
+ * it comes back, and the server goes on serving.  (ASan checks memory.)
+ */
+static void test_disconnect_while_in_worker(void **state)
+{
+	struct sc_rpc_server_opts o = { .workers = 1 };
+	struct sc_rpc_server_stats st;
+	struct running_server rs;
+	struct sc_rpc_client *c;
+	uint16_t port;
+	unsigned int i;
+	uint32_t x;
+
+	(void)state;
+	gate_init();
+	server_start_with(&rs, &o, &gate_svc);
+	port = sc_rpc_server_port(rs.srv);
+	c = client_for(port, GUARD_MS);
+	for (i = 0; i < 3; i++)
+		start_read(c, FILE_HOLD, 1);
+	gate_wait_held(1);
+	wait_stat(rs.srv, STAT(calls_queued), 2, &st);
+	sc_rpc_client_close(c);
+	/* The hang-up noticed: the waiting calls went with the connection. */
+	wait_stat(rs.srv, STAT(calls_discarded), 2, &st);
+	assert_int_equal(st.calls_discarded, 2);
+	assert_int_equal(st.conns_open, 0);
+	assert_int_equal(st.calls_queued, 0);
+	gate_open();
+	wait_stat(rs.srv, STAT(calls_discarded), 3, &st);
+	assert_int_equal(st.calls_discarded, 3);
+	c = client_for(port, GUARD_MS);
+	x = start_read(c, FILE_A, 3);
+	finish_read(c, x, FILE_A, 3);
+	sc_rpc_client_close(c);
+	server_stop_stats(&rs, &st);
+	assert_int_equal(st.calls, 2);
+	assert_int_equal(st.conns_dropped, 0);
+	assert_int_equal(st.replies_unsent, 0);
+	gate_destroy();
+}
+
+/*
+ * Stop and free while two calls are in the workers, four wait for them
+ * and their client is still connected: the workers finish their call and
+ * are joined, the rest is freed.  (ASan's leak check.)
+ */
+static void test_stop_with_calls_in_flight(void **state)
+{
+	struct sc_rpc_server_opts o = { .workers = 2 };
+	struct sc_rpc_server_stats st;
+	struct running_server rs;
+	struct sc_rpc_client *c;
+	unsigned int i;
+
+	(void)state;
+	gate_init();
+	server_start_with(&rs, &o, &gate_svc);
+	c = client_for(sc_rpc_server_port(rs.srv), GUARD_MS);
+	for (i = 0; i < 6; i++)
+		start_read(c, FILE_HOLD, 1);
+	gate_wait_held(2);
+	wait_stat(rs.srv, STAT(calls_queued), 4, &st);
+	sc_rpc_server_stop(rs.srv);
+	gate_open();
+	assert_int_equal(pthread_join(rs.thread, NULL), 0);
+	sc_rpc_server_free(rs.srv);
+	sc_rpc_client_close(c);
+	gate_destroy();
+}
+
+/*
+ * Client A starts 64 READs of 1 MiB replies and never reads one.  The
+ * server keeps at most four of them (max_inflight_per_conn) and stops
+ * reading A's requests, which the kernel's socket buffers (a few MiB)
+ * cannot make up for; meanwhile B is served.
+ */
+static void test_unread_replies_bounded(void **state)
+{
+	struct sc_rpc_server_opts o = { .workers = 2,
+					.max_inflight_per_conn = 4 };
+	struct sc_rpc_server_stats st;
+	struct running_server rs;
+	struct sc_rpc_client *a, *b;
+	uint16_t port;
+	unsigned int i;
+	uint32_t x;
+
+	(void)state;
+	server_start_with(&rs, &o, &test_svc);
+	port = sc_rpc_server_port(rs.srv);
+	a = client_with(port, GUARD_MS, 64);
+	for (i = 0; i < 64; i++)
+		start_read(a, i, CSI_MAX_BLOCKS);
+	/* A's open calls are replies its socket does not take. */
+	wait_stat(rs.srv, STAT(replies_unsent), 4, &st);
+	b = client_for(port, GUARD_MS);
+	x = start_read(b, FILE_B, 2);
+	finish_read(b, x, FILE_B, 2);
+	sc_rpc_client_close(b);
+	server_stop_stats(&rs, &st);
+	assert_true(st.replies_unsent <= 4);
+	assert_true(st.conns_throttled >= 1);
+	assert_true(st.calls < 64);
+	sc_rpc_client_close(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -355,6 +751,14 @@ int main(void)
 		cmocka_unit_test(test_timeout),
 		cmocka_unit_test(test_reconnect),
 		cmocka_unit_test(test_evict_header),
+		cmocka_unit_test(test_pipelined_workers),
+		cmocka_unit_test(test_threads_share_client_workers),
+		cmocka_unit_test(test_workers_run_concurrently),
+		cmocka_unit_test(test_conn_limit_leaves_workers),
+		cmocka_unit_test(test_workers_take_turns),
+		cmocka_unit_test(test_disconnect_while_in_worker),
+		cmocka_unit_test(test_stop_with_calls_in_flight),
+		cmocka_unit_test(test_unread_replies_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

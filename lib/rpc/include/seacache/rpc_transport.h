@@ -3,7 +3,8 @@
  * ONC RPC over TCP with record marking (RFC 5531), in user space, for the
  * CSI programs: a client with pipelined calls matched by xid, per-call
  * timeouts and reconnection, and a poll-based server loop with a wake-up
- * fd for clean shutdown and bounded per-connection buffers.
+ * fd for clean shutdown, bounded per-connection buffers and an optional
+ * bounded pool of worker threads for the handlers.
  *
  * Messages are the CSI codec's (seacache/csi_codec.h): a call names its
  * procedure, arguments and results go in and out as the codec's structs.
@@ -89,16 +90,21 @@ struct sc_rpc_request {
 
 /*
  * Memory for a result (e.g. its arrays) that lives until the reply has
- * been encoded; NULL when exhausted.
+ * been encoded; NULL when exhausted.  It belongs to rq alone, also when
+ * several workers run handlers at once.
  */
 void *sc_rpc_req_alloc(struct sc_rpc_request *rq, size_t n);
 
 struct sc_rpc_service {
 	uint32_t prog;			/* version is always CSI_VERS */
 	/*
-	 * Fill rq->res.  Runs on the server loop's thread.  A negative
-	 * return makes the reply SYSTEM_ERR.  NULL procedures are answered
-	 * by the loop itself.
+	 * Fill rq->res.  With workers == 0 it runs on the server loop's
+	 * thread, one call at a time.  With workers > 0 it runs on the
+	 * worker threads, for several calls at once (also calls of one
+	 * connection): the service must then be thread-safe.  Each call has
+	 * its own rq, arguments, result and sc_rpc_req_alloc memory.  A
+	 * negative return makes the reply SYSTEM_ERR.  NULL procedures are
+	 * answered without it.
 	 */
 	int (*handle)(void *ctx, struct sc_rpc_request *rq);
 	void *ctx;
@@ -109,6 +115,31 @@ struct sc_rpc_server_opts {
 	uint16_t port;			/* 0: any free port */
 	unsigned int max_conns;		/* 0: 256 */
 	size_t max_record;		/* 0: SC_RPC_MAX_RECORD_DEFAULT */
+	/*
+	 * Threads that run the handlers, so that a slow one never stalls
+	 * the loop, which goes on accepting, reading and sending.  0: the
+	 * loop runs them itself, and reads a connection's next request only
+	 * when the previous reply has left (the two fields below are then
+	 * unused).  With workers, a connection's replies may leave in
+	 * another order than its calls came; callers match them by xid.
+	 */
+	unsigned int workers;
+	/*
+	 * A connection's calls that are queued, being handled, or whose
+	 * reply has not fully left; 0: 16.  At the limit the loop stops
+	 * reading from that connection (no error, nothing dropped) until
+	 * one finishes, so a host that does not read its replies holds at
+	 * most this many in the server.
+	 */
+	unsigned int max_inflight_per_conn;
+	/*
+	 * Calls waiting for a worker, all connections together; 0: workers
+	 * * max_inflight_per_conn.  At the limit the loop reads from no
+	 * connection until a worker takes a call.  Workers take calls from
+	 * the connections in turn (round robin), so a connection with many
+	 * calls queued does not delay another's.
+	 */
+	unsigned int max_queued;
 };
 
 struct sc_rpc_server_stats {
@@ -119,6 +150,15 @@ struct sc_rpc_server_stats {
 	uint64_t garbage_args;
 	uint64_t bytes_in;
 	uint64_t bytes_out;
+	/* Times a connection reached max_inflight_per_conn (workers only). */
+	uint64_t conns_throttled;
+	/* Calls read but never answered: their connection closed first. */
+	uint64_t calls_discarded;
+	uint64_t calls_queued_max;	/* the most ever waiting for a worker */
+	/* The state now. */
+	uint64_t conns_open;
+	uint64_t calls_queued;		/* waiting for a worker */
+	uint64_t replies_unsent;	/* encoded, not yet fully sent */
 };
 
 struct sc_rpc_server;
@@ -128,14 +168,22 @@ int sc_rpc_server_new(const struct sc_rpc_server_opts *o,
 		      struct sc_rpc_server **out);
 /* The port it listens on (useful with port 0). */
 uint16_t sc_rpc_server_port(const struct sc_rpc_server *s);
-/* Serve until sc_rpc_server_stop; 0, or a negative errno if poll fails. */
+/*
+ * Start the workers and serve until sc_rpc_server_stop; 0, or a negative
+ * errno if poll fails or a worker cannot start.  Before returning it lets
+ * the handlers that run finish and joins the workers; calls still queued
+ * stay so (a next run serves them, sc_rpc_server_free drops them).
+ */
 int sc_rpc_server_run(struct sc_rpc_server *s);
 /* From any thread or a signal handler: make run return soon. */
 void sc_rpc_server_stop(struct sc_rpc_server *s);
-/* Counters; call on the loop's thread or after run returned. */
-void sc_rpc_server_get_stats(const struct sc_rpc_server *s,
+/* Counters; from any thread (a handler too), also after run returned. */
+void sc_rpc_server_get_stats(struct sc_rpc_server *s,
 			     struct sc_rpc_server_stats *st);
-/* After run has returned: close every connection and free. */
+/*
+ * After run has returned: close every connection and free, with the
+ * calls still queued and the replies not sent.
+ */
 void sc_rpc_server_free(struct sc_rpc_server *s);
 
 #endif /* SEACACHE_RPC_TRANSPORT_H */
