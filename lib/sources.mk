@@ -3,6 +3,6 @@
 # list for user space, Kbuild files include it for kernel modules.
 SC_CORE_SRCS := hash.c lru.c itab.c policy.c policy_lru.c policy_elru.c \
 	ccache.c csimap.c hostcache.c selftest.c xdr.c csi_codec.c rpc_msg.c \
-	csi_vectors.c peer_token.c
+	csi_vectors.c peer_token.c peer_serve.c
 SC_CORE_USER_SRCS := env/user/hash_openssl.c
 SC_CORE_KERNEL_SRCS := env/kernel/hash_kcrypto.c

@@ -27,6 +27,7 @@
 #define SC_ENOENT ENOENT
 #define SC_EIO EIO
 #define SC_EACCES EACCES
+#define SC_EBUSY EBUSY		/* overloaded: try later or elsewhere */
 #define SC_EBADMSG EBADMSG	/* malformed input */
 #define SC_EMSGSIZE EMSGSIZE	/* output buffer too small */
 #define SC_E2BIG E2BIG		/* a count over a protocol limit */

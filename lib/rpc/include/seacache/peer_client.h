@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * The requester's side of a delegated read (PROTOCOL.md §7.3, §7.8) in
+ * user space: one PEER_READ to the peer the server named, its bytes
+ * verified against the hash before the caller sees them.
+ */
+#ifndef SEACACHE_PEER_CLIENT_H
+#define SEACACHE_PEER_CLIENT_H
+
+#include <stdint.h>
+
+#include "seacache/csi_proto.h"
+
+/* Short: the server is always the fallback (§7.3). */
+#define SC_PEER_FETCH_TIMEOUT_MS 1000
+
+/*
+ * Fetch block h from the peer at where, presenting tok as requester in
+ * epoch.  Opens a connection for this one call and closes it: the
+ * connect and the call may each take up to timeout_ms (<= 0:
+ * SC_PEER_FETCH_TIMEOUT_MS).  0: out_block holds the block_size bytes
+ * whose SHA-256 is h, zero-filled.  Otherwise a negative errno, after
+ * which out_block must not be used and the caller reads the block from
+ * the server with FORCE_DATA:
+ *   -EINVAL	  bad block size, or where is not an INET/INET6 address
+ *		  with a port;
+ *   the transport's errors (-ECONNREFUSED, -ETIMEDOUT, -ECONNRESET, ...);
+ *   -EACCES	  BAD_TOKEN;
+ *   -ENOENT, -EBUSY  the peer no longer holds h, or is overloaded;
+ *   -EBADMSG	  more than a block, bytes that do not hash to h, or a
+ *		  reply that does not decode;
+ *   -EPROTO	  a status PEER_READ never answers.
+ */
+int sc_peer_fetch(const struct csi_peer_addr *where, uint64_t requester,
+		  uint64_t epoch, const struct sc_hash *h,
+		  const struct csi_token *tok, int timeout_ms,
+		  uint32_t block_size, void *out_block);
+
+#endif /* SEACACHE_PEER_CLIENT_H */
