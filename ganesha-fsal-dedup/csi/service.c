@@ -716,7 +716,8 @@ static char *bytes_dup(const struct csi_bytes *b)
 
 	if (!s)
 		return NULL;
-	memcpy(s, b->p, b->len);
+	if (b->len)
+		memcpy(s, b->p, b->len);
 	s[b->len] = '\0';
 	return s;
 }

@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -245,7 +246,8 @@ int sc_write_all(int fd, const uint8_t *buf, size_t len, int64_t deadline_ms)
 	int64_t left;
 
 	while (len) {
-		n = write(fd, buf, len);
+		/* a peer that reset the connection is an error, not SIGPIPE */
+		n = send(fd, buf, len, MSG_NOSIGNAL);
 		if (n > 0) {
 			buf += n;
 			len -= (size_t)n;

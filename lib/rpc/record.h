@@ -69,7 +69,8 @@ int sc_rec_encode(bool is_call, void *hdr, enum csi_msg body_msg,
 #define SC_REC_BUF_KEEP (1u << 20)
 void sc_rec_buf_trim(struct sc_rec_buf *b, size_t keep);
 
-/* Write all of buf; poll()s for room up to deadline_ms (monotonic). */
+/* Write all of buf to socket fd; poll()s for room up to deadline_ms
+ * (monotonic). */
 int sc_write_all(int fd, const uint8_t *buf, size_t len, int64_t deadline_ms);
 int64_t sc_now_ms(void);
 
