@@ -21,7 +21,8 @@ help:
 	@echo "make test-kernel  kernel tests only"
 	@echo "make test-fsal    FSAL tests only (ganesha.nfsd in private namespaces, libnfs client)"
 	@echo "make bench        speed and memory of the core, the CSI codec and transport, the dedup"
-	@echo "                  store (dstore-bench) and NFS over FSAL_VFS vs FSAL_DEDUP"
+	@echo "                  store (dstore-bench), NFS over FSAL_VFS vs FSAL_DEDUP and the CSI"
+	@echo "                  service's READ targets (csi-service-bench)"
 	@echo "make bench-fsal   NFS over FSAL_VFS vs FSAL_DEDUP only (scripts/fsal-bench)"
 	@echo "make checkpatch   kernel style check of everything compiled into a module"
 	@echo "make fuzz         libFuzzer on every CSI decoder, FUZZ_SECONDS (600) per target"
@@ -69,6 +70,7 @@ bench: build
 	scripts/bench $(BUILD)
 	$(BUILD)/tools/bench/dstore-bench
 	scripts/fsal-bench --build $(BUILD)
+	$(BUILD)/tools/bench/csi-service-bench
 
 bench-fsal: build
 	scripts/fsal-bench --build $(BUILD)
