@@ -126,6 +126,10 @@ static struct config_item dedup_items[] = {
 		       dedup_fsal_module, csi_max_push),
 	CONF_ITEM_UI32("CSI_Token_Lifetime", 1, SC_PEER_TOKEN_MAX_AHEAD, 30,
 		       dedup_fsal_module, csi_token_seconds),
+	CONF_ITEM_UI32("CSI_Workers", 1, 64, 4, dedup_fsal_module,
+		       csi_workers),
+	CONF_ITEM_UI32("CSI_Max_Calls_Per_Conn", 1, 1024, 16,
+		       dedup_fsal_module, csi_max_calls_per_conn),
 	CONFIG_EOL
 };
 
@@ -261,6 +265,12 @@ static struct dedup_store *store_find_locked(const char *path)
 static void csi_start_locked(struct dedup_store *st)
 {
 	struct csi_service_hooks hooks = dedup_csi_hooks;
+	struct csi_server_opts so = {
+		.bind_addr = DEDUP.csi_bind_addr,
+		.port = DEDUP.csi_port,
+		.workers = DEDUP.csi_workers,
+		.max_calls_per_conn = DEDUP.csi_max_calls_per_conn,
+	};
 	struct csi_service_config c = {
 		.max_hosts = DEDUP.csi_max_hosts,
 		.tracker_entries = DEDUP.csi_tracker_entries,
@@ -286,8 +296,7 @@ static void csi_start_locked(struct dedup_store *st)
 			return;
 		}
 	}
-	st->csi = csi_server_thread_start(st->ds, DEDUP.csi_bind_addr,
-					  DEDUP.csi_port, &c, err, sizeof(err));
+	st->csi = csi_server_thread_start(st->ds, &so, &c, err, sizeof(err));
 	if (!st->csi) {
 		LogCrit(COMPONENT_FSAL,
 			"DEDUP: no CSI service for store %s: %s", st->path,
@@ -295,8 +304,9 @@ static void csi_start_locked(struct dedup_store *st)
 		return;
 	}
 	LogEvent(COMPONENT_FSAL,
-		 "DEDUP: CSI service for store %s on %s port %u, epoch %" PRIx64,
+		 "DEDUP: CSI service for store %s on %s port %u (%u workers), epoch %" PRIx64,
 		 st->path, DEDUP.csi_bind_addr, DEDUP.csi_port,
+		 DEDUP.csi_workers,
 		 csi_server_thread_epoch(st->csi));
 }
 

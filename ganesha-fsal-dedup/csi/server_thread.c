@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: LGPL-3.0-or-later
 /*
- * The CSI service's thread: one RPC server loop (lib/rpc) serving the
- * service, which is single-threaded by design, stopped through the
- * loop's wake-up and joined before the store may close.
+ * The CSI service's threads: one RPC server loop (lib/rpc) for the
+ * sockets, with a bounded pool of workers running the (thread-safe)
+ * service's calls, so a slow store read delays neither other hosts nor
+ * the loop.  Stopped through the loop's wake-up and joined before the
+ * store may close.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -30,11 +32,16 @@ static void *loop_main(void *arg)
 }
 
 struct csi_server_thread *csi_server_thread_start(struct dstore *ds,
-		const char *bind_addr, uint16_t port,
+		const struct csi_server_opts *so,
 		const struct csi_service_config *svc_cfg,
 		char *err, size_t errlen)
 {
-	struct sc_rpc_server_opts o = { .bind_addr = bind_addr, .port = port };
+	struct sc_rpc_server_opts o = {
+		.bind_addr = so->bind_addr,
+		.port = so->port,
+		.workers = so->workers,
+		.max_inflight_per_conn = so->max_calls_per_conn,
+	};
 	struct csi_server_thread *t = calloc(1, sizeof(*t));
 	int rc;
 
@@ -54,7 +61,8 @@ struct csi_server_thread *csi_server_thread_start(struct dstore *ds,
 	if (rc) {
 		snprintf(err, errlen,
 			 "cannot listen on %s port %u: %s (set CSI_Port to a free port, or CSI_Bind_Addr)",
-			 bind_addr ? bind_addr : "127.0.0.1", port, strerror(-rc));
+			 so->bind_addr ? so->bind_addr : "127.0.0.1", so->port,
+			 strerror(-rc));
 		csi_service_free(t->svc);
 		free(t);
 		return NULL;

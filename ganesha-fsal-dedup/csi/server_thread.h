@@ -14,12 +14,21 @@
 
 struct csi_server_thread;
 
+/* Where and how the RPC server runs. */
+struct csi_server_opts {
+	const char *bind_addr;		/* numeric */
+	uint16_t port;
+	unsigned int workers;		/* handler threads; 0: the loop's own */
+	unsigned int max_calls_per_conn; /* 0: the transport's default (16) */
+};
+
 /*
- * Listens on bind_addr:port and serves svc_cfg's service over ds in a new
- * thread.  NULL on failure, with the reason (and what to do) in err.
+ * Listens on o->bind_addr:o->port and serves svc_cfg's service over ds:
+ * one loop thread for the sockets and o->workers threads for the calls.
+ * NULL on failure, with the reason (and what to do) in err.
  */
 struct csi_server_thread *csi_server_thread_start(struct dstore *ds,
-		const char *bind_addr, uint16_t port,
+		const struct csi_server_opts *o,
 		const struct csi_service_config *svc_cfg,
 		char *err, size_t errlen);
 /* Stops serving, joins the thread and frees everything; NULL is fine. */

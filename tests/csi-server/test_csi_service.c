@@ -165,9 +165,11 @@ static void default_cfg(struct csi_service_config *cfg)
 	cfg->clock_ms = fake_clock;
 }
 
-static void env_start_cfg(struct env *e, const struct csi_service_config *cfg)
+static void env_start_workers(struct env *e,
+			      const struct csi_service_config *cfg,
+			      unsigned int workers)
 {
-	struct sc_rpc_server_opts so = { 0 };
+	struct sc_rpc_server_opts so = { .workers = workers };
 	struct sc_rpc_client_opts co = { .host = "127.0.0.1", .prog = CSI_PROG,
 					 .timeout_ms = 20000 };
 
@@ -179,6 +181,11 @@ static void env_start_cfg(struct env *e, const struct csi_service_config *cfg)
 	assert_int_equal(pthread_create(&e->thread, NULL, server_main, e), 0);
 	co.port = sc_rpc_server_port(e->srv);
 	assert_int_equal(sc_rpc_client_open(&co, &e->c), 0);
+}
+
+static void env_start_cfg(struct env *e, const struct csi_service_config *cfg)
+{
+	env_start_workers(e, cfg, 0);
 }
 
 static void env_start(struct env *e)
@@ -1554,6 +1561,203 @@ static void test_lookup_access(void **state)
 	env_stop(&e);
 }
 
+/* ---- the service under a worker pool ---- */
+
+#define RACE_HOSTS 4
+#define RACE_ROUNDS 300
+#define RACE_FILE_BLOCKS 16u
+
+struct racer {
+	struct env *e;
+	unsigned int id;
+	uint64_t file;			/* its own file */
+	uint8_t model[RACE_FILE_BLOCKS * BS];	/* what it must hold */
+	_Atomic unsigned int *errors;
+};
+
+#define RACE_CHECK(r, cond, ...)					\
+	do {								\
+		if (!(cond)) {						\
+			fprintf(stderr, "racer %u: ", (r)->id);		\
+			fprintf(stderr, __VA_ARGS__);			\
+			fputc('\n', stderr);				\
+			atomic_fetch_add((r)->errors, 1);		\
+		}							\
+	} while (0)
+
+static struct reg racer_hello(struct racer *r, struct sc_rpc_client *c)
+{
+	struct csi_hello_args a;
+	struct csi_hello_res res;
+	struct sc_rpc_reply *rep;
+	struct reg g = { 0, 0 };
+
+	memset(&a, 0, sizeof(a));
+	memset(a.host_uuid, 0x40 + (int)r->id, sizeof(a.host_uuid));
+	a.features = CSI_FEAT_ALL;
+	if (sc_rpc_call(c, CSI_PROC_HELLO, &a, &res, &rep) == 0) {
+		RACE_CHECK(r, res.status == CSI_OK, "hello %u", res.status);
+		g.host = res.host;
+		g.epoch = res.epoch;
+		sc_rpc_reply_free(rep);
+	}
+	return g;
+}
+
+/*
+ * One host's random mix of reads of the shared clones (every flag), data
+ * and hash-only writes of its own file, evictions and re-registrations;
+ * every byte read is checked.
+ */
+static void *racer_main(void *arg)
+{
+	struct racer *r = arg;
+	struct sc_rpc_client_opts co = { .host = "127.0.0.1", .prog = CSI_PROG,
+					 .timeout_ms = 60000 };
+	struct sc_rpc_client *c;
+	struct sc_hasher *hs = sc_hasher_new();
+	struct sc_prng rng;
+	struct reg g;
+
+	co.port = sc_rpc_server_port(r->e->srv);
+	if (sc_rpc_client_open(&co, &c) || !hs) {
+		atomic_fetch_add(r->errors, 1);
+		return NULL;
+	}
+	sc_prng_seed(&rng, 77 + r->id);
+	g = racer_hello(r, c);
+	for (int round = 0; round < RACE_ROUNDS; round++) {
+		uint32_t op = sc_prng_below(&rng, 10);
+		uint32_t lbn = sc_prng_below(&rng, RACE_FILE_BLOCKS);
+		struct sc_rpc_reply *rep = NULL;
+		struct sc_hash h;
+
+		if (op < 5) {		/* read a clone */
+			struct csi_read_args a;
+			struct csi_read_res res;
+			uint64_t at = sc_prng_below(&rng, CLONE_BLOCKS - 8);
+
+			memset(&a, 0, sizeof(a));
+			hdr_set(&a.hdr, g, NULL, 0);
+			a.file = op & 1 ? ino_c1 : ino_c2;
+			a.lbn = at;
+			a.count = 8;
+			a.flags = CSI_READ_WANT_DATA | CSI_READ_ACCEPT_PUSH |
+				  (op == 4 ? CSI_READ_FORCE_DATA :
+					     CSI_READ_ACCEPT_DELEG);
+			if (sc_rpc_call(c, CSI_PROC_READ, &a, &res, &rep))
+				continue;
+			if (res.status == CSI_ERR_UNKNOWN_HOST) {
+				g = racer_hello(r, c);
+			} else if (res.status == CSI_OK) {
+				for (uint32_t i = 0; i < res.nblocks; i++) {
+					const struct csi_read_block *b =
+						&res.blocks[i];
+					const uint8_t *want = clone_bytes +
+						(at + i) * BS;
+
+					sc_hasher_digest(hs, want, BS, &h);
+					RACE_CHECK(r, sc_hash_eq(&h, &b->hash),
+						   "clone hash %u", i);
+					if (b->kind == CSI_RK_DATA)
+						RACE_CHECK(r, b->data.len == BS &&
+							   !memcmp(b->data.p,
+								   want, BS),
+							   "clone data %u", i);
+				}
+			} else {
+				RACE_CHECK(r, 0, "read %u", res.status);
+			}
+		} else if (op < 8) {	/* write a block of its own file */
+			struct csi_write_block wb = { 0 };
+			struct csi_write_args a;
+			struct csi_write_res res;
+			const uint8_t *src = clone_bytes +
+				(size_t)sc_prng_below(&rng, CLONE_BLOCKS) * BS;
+
+			memset(&a, 0, sizeof(a));
+			hdr_set(&a.hdr, g, NULL, 0);
+			sc_hasher_digest(hs, src, BS, &wb.hash);
+			wb.kind = op == 7 ? CSI_WK_HASH : CSI_WK_DATA;
+			wb.data.p = src;
+			wb.data.len = wb.kind == CSI_WK_DATA ? BS : 0;
+			a.file = r->file;
+			a.lbn = lbn;
+			a.end = (lbn + 1) * BS;
+			a.blocks = &wb;
+			a.nblocks = 1;
+			if (sc_rpc_call(c, CSI_PROC_WRITE, &a, &res, &rep))
+				continue;
+			if (res.status == CSI_ERR_UNKNOWN_HOST)
+				g = racer_hello(r, c);
+			else if (res.status != CSI_OK)
+				RACE_CHECK(r, 0, "write %u", res.status);
+			else if (res.blocks[0] == CSI_W_OK)
+				memcpy(r->model + lbn * BS, src, BS);
+		} else if (op == 8) {	/* forget a content, tell the server */
+			struct csi_evict_args a;
+			struct csi_evict_res res;
+
+			sc_hasher_digest(hs, clone_bytes + (size_t)lbn * BS,
+					 BS, &h);
+			hdr_set(&a.hdr, g, &h, 1);
+			if (sc_rpc_call(c, CSI_PROC_EVICT, &a, &res, &rep))
+				continue;
+			if (res.status == CSI_ERR_UNKNOWN_HOST)
+				g = racer_hello(r, c);
+		} else {		/* register again */
+			g = racer_hello(r, c);
+		}
+		sc_rpc_reply_free(rep);
+	}
+	sc_hasher_free(hs);
+	sc_rpc_client_close(c);
+	return NULL;
+}
+
+/*
+ * Four hosts at once against a service on four workers: every byte read
+ * is right, and each host's file holds exactly what its acknowledged
+ * writes wrote (run under ASan/UBSan too).
+ */
+static void test_workers_race(void **state)
+{
+	struct csi_service_config cfg;
+	struct racer *r = calloc(RACE_HOSTS, sizeof(*r));
+	pthread_t t[RACE_HOSTS];
+	_Atomic unsigned int errors = 0;
+	struct env e;
+	char name[16];
+
+	(void)state;
+	assert_non_null(r);
+	default_cfg(&cfg);
+	env_start_workers(&e, &cfg, 4);
+	for (unsigned int i = 0; i < RACE_HOSTS; i++) {
+		snprintf(name, sizeof(name), "race%u", i);
+		r[i].e = &e;
+		r[i].id = i;
+		r[i].errors = &errors;
+		r[i].file = make_file(name, NULL, 0, 0);
+		assert_int_equal(pthread_create(&t[i], NULL, racer_main, &r[i]),
+				 0);
+	}
+	for (unsigned int i = 0; i < RACE_HOSTS; i++)
+		pthread_join(t[i], NULL);
+	assert_int_equal(atomic_load(&errors), 0);
+	for (unsigned int i = 0; i < RACE_HOSTS; i++) {
+		uint8_t got[RACE_FILE_BLOCKS * BS];
+		bool eof;
+
+		memset(got, 0, sizeof(got));
+		assert_true(dstore_read(ds, r[i].file, 0, got, sizeof(got),
+					&eof) >= 0);
+		assert_memory_equal(got, r[i].model, sizeof(got));
+	}
+	env_stop(&e);
+	free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1570,6 +1774,7 @@ int main(void)
 		cmocka_unit_test(test_coop),
 		cmocka_unit_test(test_dedup_write),
 		cmocka_unit_test(test_lookup_access),
+		cmocka_unit_test(test_workers_race),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
