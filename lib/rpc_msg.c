@@ -56,3 +56,20 @@ void sc_rpc_xdr_reply_hdr(struct sc_xdr *x, struct sc_rpc_reply_hdr *h)
 		sc_xdr_enum(x, &h->auth_stat, SC_RPC_AUTH_STAT_MAX);
 	}
 }
+
+bool sc_rpc_auth_sys_valid(const struct sc_rpc_auth *a)
+{
+	const uint8_t *name;
+	const void *gids;
+	uint32_t stamp = 0, name_len = 0, uid = 0, gid = 0, ngids = 0;
+	struct sc_xdr x;
+
+	/* authsys_parms (RFC 5531 appendix A), and nothing after it */
+	sc_xdr_init_decode(&x, a->body, a->len, NULL, 0);
+	sc_xdr_u32(&x, &stamp);
+	sc_xdr_string(&x, &name, &name_len, SC_RPC_AUTH_SYS_MAX_NAME);
+	sc_xdr_u32(&x, &uid);
+	sc_xdr_u32(&x, &gid);
+	sc_xdr_fixed_array(&x, &gids, &ngids, SC_RPC_AUTH_SYS_MAX_GIDS, 4);
+	return !x.err && x.pos == a->len;
+}

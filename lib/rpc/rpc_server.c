@@ -575,6 +575,11 @@ static void serve_call(const struct sc_rpc_server *s, struct srv_scratch *w,
 		rh.reply_stat = SC_RPC_MSG_DENIED;
 		rh.reject_stat = SC_RPC_AUTH_ERROR;
 		rh.auth_stat = SC_RPC_AUTH_TOOWEAK;
+	} else if (ch.cred.flavor == SC_RPC_AUTH_SYS &&
+		   !sc_rpc_auth_sys_valid(&ch.cred)) {
+		rh.reply_stat = SC_RPC_MSG_DENIED;
+		rh.reject_stat = SC_RPC_AUTH_ERROR;
+		rh.auth_stat = SC_RPC_AUTH_BADCRED;
 	} else if (!svc) {
 		rh.accept_stat = SC_RPC_PROG_UNAVAIL;
 	} else if (ch.vers != CSI_VERS) {

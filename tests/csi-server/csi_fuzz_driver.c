@@ -44,7 +44,6 @@
 #define POOL 64				/* host ids remembered */
 #define UUIDS 4				/* per fuzzing connection */
 #define BURST_EXTRA 8u			/* connections over max_conns */
-#define AUTH_BADCRED 1u			/* RFC 5531 auth_stat */
 #define WRITE_BLOCKS 4u
 /*
  * Reads and WRITE contents favour the known file's first blocks, so that
@@ -55,7 +54,7 @@
 
 enum ctr {
 	CT_RECORDS, CT_ANSWERED, CT_GARBAGE, CT_RPC_ERRORS, CT_DROPPED,
-	CT_REFUSED, CT_CUT, CT_WITHHELD, CT_AUTHSYS, CT_GOOD_CALLS,
+	CT_REFUSED, CT_CUT, CT_WITHHELD, CT_BADCRED, CT_GOOD_CALLS,
 	CT_GOOD_BLOCKS, CT_COUNT
 };
 
@@ -585,26 +584,6 @@ static uint32_t authsys_body(struct fz *f, uint8_t *out, size_t cap)
 	return (uint32_t)x.pos;
 }
 
-/* Whether b is a well-formed AUTH_SYS body. */
-static bool authsys_ok(const uint8_t *b, uint32_t len)
-{
-	const uint8_t *name;
-	uint32_t v = 0, n = 0, i;
-	struct sc_xdr x;
-
-	sc_xdr_init_decode(&x, b, len, NULL, 0);
-	sc_xdr_u32(&x, &v);
-	sc_xdr_string(&x, &name, &n, 255);
-	sc_xdr_u32(&x, &v);
-	sc_xdr_u32(&x, &v);
-	sc_xdr_u32(&x, &n);
-	if (x.err || n > 16)
-		return false;
-	for (i = 0; i < n; i++)
-		sc_xdr_u32(&x, &v);
-	return !x.err && x.pos == len;
-}
-
 /* A valid call of proc into f->body; its xid.  0, or a failure. */
 static int encode_call(struct fz *f, uint32_t proc, uint32_t *xid)
 {
@@ -796,7 +775,7 @@ static unsigned int allowed(struct fz *f, const uint8_t *b, size_t n,
 	if (ch->cred.flavor > SC_RPC_AUTH_SYS)
 		m |= A_TOOWEAK;
 	if (ch->cred.flavor == SC_RPC_AUTH_SYS &&
-	    !authsys_ok(ch->cred.body, ch->cred.len))
+	    !sc_rpc_auth_sys_valid(&ch->cred))
 		m |= A_BADCRED;
 	if (ch->verf.flavor != SC_RPC_AUTH_NONE)
 		m |= A_AUTH_ANY;	/* "a receiver MAY ignore it" */
@@ -808,12 +787,8 @@ static unsigned int allowed(struct fz *f, const uint8_t *b, size_t n,
 		m |= A_PROC_UNAVAIL;
 	else if (decode_msg(f, (*pi)->args, b + x.pos, n - x.pos, f->args))
 		m |= A_GARBAGE;
-	/*
-	 * A malformed AUTH_SYS body should be AUTH_BADCRED (§1.2); the
-	 * transport does not look into it yet, so an answer is tolerated
-	 * (and counted); a verifier may be ignored.
-	 */
-	if (!(m & ~(A_BADCRED | A_AUTH_ANY)))
+	/* a verifier may be ignored */
+	if (!(m & ~A_AUTH_ANY))
 		m |= A_SUCCESS;
 	return m;
 }
@@ -1068,8 +1043,10 @@ static int judge(struct fz *f, const uint8_t *rx, size_t rlen)
 			      rh.high == SC_RPC_VERSION ? A_RPC_MISMATCH : 0;
 		else if (rh.auth_stat == SC_RPC_AUTH_TOOWEAK)
 			got = A_TOOWEAK | A_AUTH_ANY;
-		else if (rh.auth_stat == AUTH_BADCRED)
+		else if (rh.auth_stat == SC_RPC_AUTH_BADCRED) {
 			got = A_BADCRED | A_AUTH_ANY;
+			count(R, CT_BADCRED);
+		}
 		else
 			got = A_AUTH_ANY;
 	} else if (rh.verf.flavor != SC_RPC_AUTH_NONE || rh.verf.len) {
@@ -1109,8 +1086,6 @@ static int judge(struct fz *f, const uint8_t *rx, size_t rlen)
 	}
 	if (got != A_SUCCESS || !pi)
 		return 0;
-	if (m & A_BADCRED)
-		count(R, CT_AUTHSYS);
 	if (decode_msg(f, pi->res, rx + x.pos, rlen - x.pos, f->res)) {
 		snprintf(why, sizeof(why), "the %s result does not decode",
 			 pi->name);
@@ -2028,8 +2003,23 @@ int csi_fuzz_run(const struct csi_fuzz_opts *o, struct csi_fuzz_report *rep,
 	rep->refused = R.ct[CT_REFUSED];
 	rep->cut = R.ct[CT_CUT];
 	rep->withheld = R.ct[CT_WITHHELD];
-	rep->authsys_unchecked = R.ct[CT_AUTHSYS];
+	rep->bad_credentials = R.ct[CT_BADCRED];
 	rep->good_calls = R.ct[CT_GOOD_CALLS];
 	rep->good_blocks = R.ct[CT_GOOD_BLOCKS];
 	return R.failed ? -1 : 0;
+}
+
+void csi_fuzz_report_print(const struct csi_fuzz_report *rep)
+{
+	printf("csi-fuzz: %llu records, %llu answers (%llu GARBAGE_ARGS, %llu AUTH_BADCRED, %llu other RPC errors), %llu dropped, %llu refused, %llu cut, %llu withheld; good client: %llu calls, %llu blocks checked\n",
+	       (unsigned long long)rep->records,
+	       (unsigned long long)rep->answered,
+	       (unsigned long long)rep->garbage_args,
+	       (unsigned long long)rep->bad_credentials,
+	       (unsigned long long)rep->rpc_errors,
+	       (unsigned long long)rep->dropped,
+	       (unsigned long long)rep->refused, (unsigned long long)rep->cut,
+	       (unsigned long long)rep->withheld,
+	       (unsigned long long)rep->good_calls,
+	       (unsigned long long)rep->good_blocks);
 }

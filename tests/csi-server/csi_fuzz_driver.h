@@ -56,7 +56,7 @@ struct csi_fuzz_report {
 	uint64_t refused;		/* burst connections closed unanswered */
 	uint64_t cut;			/* records or replies cut by our close */
 	uint64_t withheld;		/* mutants that would write the file */
-	uint64_t authsys_unchecked;	/* malformed AUTH_SYS body answered */
+	uint64_t bad_credentials;	/* AUTH_BADCRED replies */
 	uint64_t good_calls;		/* the good client's */
 	uint64_t good_blocks;		/* blocks it checked */
 };
@@ -75,5 +75,7 @@ void csi_fuzz_opts_env(struct csi_fuzz_opts *o, double default_seconds);
  */
 int csi_fuzz_run(const struct csi_fuzz_opts *o, struct csi_fuzz_report *rep,
 		 char *err, size_t errlen);
+/* One line on stdout: what the run sent and saw. */
+void csi_fuzz_report_print(const struct csi_fuzz_report *rep);
 
 #endif /* CSI_FUZZ_DRIVER_H */

@@ -146,17 +146,7 @@ static void test_fuzz_live(void **state)
 	o.scratch = ino_scratch;
 	csi_fuzz_opts_env(&o, 3);
 	rc = csi_fuzz_run(&o, &rep, err, sizeof(err));
-	printf("csi-fuzz: %llu records, %llu answers (%llu GARBAGE_ARGS, %llu other RPC errors), %llu dropped, %llu refused, %llu cut, %llu withheld, %llu malformed AUTH_SYS answered; good client: %llu calls, %llu blocks checked\n",
-	       (unsigned long long)rep.records,
-	       (unsigned long long)rep.answered,
-	       (unsigned long long)rep.garbage_args,
-	       (unsigned long long)rep.rpc_errors,
-	       (unsigned long long)rep.dropped,
-	       (unsigned long long)rep.refused, (unsigned long long)rep.cut,
-	       (unsigned long long)rep.withheld,
-	       (unsigned long long)rep.authsys_unchecked,
-	       (unsigned long long)rep.good_calls,
-	       (unsigned long long)rep.good_blocks);
+	csi_fuzz_report_print(&rep);
 	if (rc)
 		fail_msg("%s", err);
 	assert_false(atomic_load(&s.returned));

@@ -27,7 +27,10 @@ enum sc_rpc_accept_stat {
 enum sc_rpc_reject_stat { SC_RPC_MISMATCH = 0, SC_RPC_AUTH_ERROR = 1 };
 enum sc_rpc_auth_flavor { SC_RPC_AUTH_NONE = 0, SC_RPC_AUTH_SYS = 1 };
 #define SC_RPC_AUTH_STAT_MAX 7u		/* AUTH_OK .. AUTH_FAILED */
+#define SC_RPC_AUTH_BADCRED 1u
 #define SC_RPC_AUTH_TOOWEAK 5u
+#define SC_RPC_AUTH_SYS_MAX_NAME 255u
+#define SC_RPC_AUTH_SYS_MAX_GIDS 16u
 
 struct sc_rpc_auth {
 	uint32_t flavor;
@@ -67,5 +70,7 @@ struct sc_rpc_reply_hdr {
  */
 void sc_rpc_xdr_call_hdr(struct sc_xdr *x, struct sc_rpc_call_hdr *h);
 void sc_rpc_xdr_reply_hdr(struct sc_xdr *x, struct sc_rpc_reply_hdr *h);
+/* Does an AUTH_SYS credential's body decode exactly as authsys_parms? */
+bool sc_rpc_auth_sys_valid(const struct sc_rpc_auth *a);
 
 #endif /* SEACACHE_RPC_MSG_H */
