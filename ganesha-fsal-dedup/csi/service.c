@@ -102,7 +102,6 @@ struct svc_host {
 	struct used_file *used;		/* insertion order: oldest first */
 	uint32_t nused;
 	uint64_t last_ms;		/* last counted request */
-	uint64_t tracker_entries;	/* recorded held minus evicted */
 	uint64_t ctr[C_HOST_COUNT];
 };
 
@@ -549,16 +548,11 @@ static uint32_t check_hdr(struct csi_service *svc, const struct csi_reqhdr *hdr,
 	}
 	count(svc, h, C_NOTICES_RECEIVED, hdr->nevicted);
 	if (h->tracked) {
-		for (n = 0; n < hdr->nevicted; n++) {
-			if (!sc_tracker_holds(svc->tracker, slot_of(svc, h),
-					      &hdr->evicted[n]))
-				continue;
-			sc_tracker_note_evicted(svc->tracker, slot_of(svc, h),
-						&hdr->evicted[n]);
-			count(svc, h, C_NOTICES_APPLIED, 1);
-			if (h->tracker_entries)
-				h->tracker_entries--;
-		}
+		for (n = 0; n < hdr->nevicted; n++)
+			if (sc_tracker_note_evicted(svc->tracker,
+						    slot_of(svc, h),
+						    &hdr->evicted[n]))
+				count(svc, h, C_NOTICES_APPLIED, 1);
 	}
 	h->last_ms = now;
 	*out = h;
@@ -678,11 +672,8 @@ static bool relock(struct csi_service *svc, const struct host_ref *hr)
 static void note_held(struct csi_service *svc, const struct host_ref *hr,
 		      const struct sc_hash *h)
 {
-	if (!hr->h->tracked)
-		return;
-	if (!sc_tracker_holds(svc->tracker, hr->slot, h))
-		hr->h->tracker_entries++;
-	sc_tracker_note_held(svc->tracker, hr->slot, h);
+	if (hr->h->tracked)
+		sc_tracker_note_held(svc->tracker, hr->slot, h);
 }
 
 /* ---- LOOKUP ---- */
@@ -1478,7 +1469,8 @@ static int do_stats(struct csi_service *svc, struct sc_rpc_request *rq)
 			c[k].value = h->ctr[k];
 		}
 		c[k].name = name_bytes("tracker.entries");
-		c[k].value = h->tracker_entries;
+		c[k].value = sc_tracker_host_entries(svc->tracker,
+						     slot_of(svc, h));
 		hs->host = h->id;
 		hs->host_name.p = (const uint8_t *)h->name;
 		hs->host_name.len = h->name_len;

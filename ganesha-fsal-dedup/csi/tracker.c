@@ -26,6 +26,7 @@ struct sc_tracker {
 	uint32_t mask;		/* buckets - 1 */
 	uint32_t free_head;
 	uint32_t hand;		/* CLOCK position, an arena index */
+	uint32_t *per_host;	/* entries of each host (index: host) */
 	struct sc_tracker_stats st;
 };
 
@@ -49,7 +50,8 @@ struct sc_tracker *sc_tracker_new(uint32_t max_entries)
 		return NULL;
 	t->e = calloc(max_entries, sizeof(*t->e));
 	t->bucket = calloc(nb, sizeof(*t->bucket));
-	if (!t->e || !t->bucket) {
+	t->per_host = calloc(SC_TRACKER_MAX_HOSTS + 1, sizeof(*t->per_host));
+	if (!t->e || !t->bucket || !t->per_host) {
 		sc_tracker_free(t);
 		return NULL;
 	}
@@ -70,6 +72,7 @@ void sc_tracker_free(struct sc_tracker *t)
 		return;
 	free(t->e);
 	free(t->bucket);
+	free(t->per_host);
 	free(t);
 }
 
@@ -96,6 +99,7 @@ static void entry_release(struct sc_tracker *t, uint32_t *link)
 	struct entry *e = &t->e[id - 1];
 
 	*link = e->next;
+	t->per_host[e->host]--;
 	e->host = 0;
 	e->next = t->free_head;
 	t->free_head = id;
@@ -121,7 +125,7 @@ static void forget_one(struct sc_tracker *t)
 	}
 }
 
-void sc_tracker_note_held(struct sc_tracker *t, uint16_t host,
+bool sc_tracker_note_held(struct sc_tracker *t, uint16_t host,
 			  const struct sc_hash *h)
 {
 	uint32_t *link = link_of(t, host, h), *b;
@@ -129,10 +133,10 @@ void sc_tracker_note_held(struct sc_tracker *t, uint16_t host,
 	uint32_t id;
 
 	if (host == 0)
-		return;
+		return false;
 	if (link) {
 		t->e[*link - 1].ref = 1;
-		return;
+		return false;
 	}
 	if (!t->free_head)
 		forget_one(t);
@@ -145,19 +149,27 @@ void sc_tracker_note_held(struct sc_tracker *t, uint16_t host,
 	e->ref = 1;
 	e->next = *b;
 	*b = id;
+	t->per_host[host]++;
 	t->st.entries++;
 	t->st.noted++;
+	return true;
 }
 
-void sc_tracker_note_evicted(struct sc_tracker *t, uint16_t host,
+bool sc_tracker_note_evicted(struct sc_tracker *t, uint16_t host,
 			     const struct sc_hash *h)
 {
 	uint32_t *link = link_of(t, host, h);
 
 	if (!link)
-		return;
+		return false;
 	entry_release(t, link);
 	t->st.evicted++;
+	return true;
+}
+
+uint32_t sc_tracker_host_entries(const struct sc_tracker *t, uint16_t host)
+{
+	return t->per_host[host];
 }
 
 bool sc_tracker_holds(struct sc_tracker *t, uint16_t host,

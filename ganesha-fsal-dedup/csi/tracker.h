@@ -6,7 +6,8 @@
  * buckets chosen by the content hash alone, so the entries of one content
  * share a chain: "does host X hold H" and "who else holds H" (delegation)
  * both walk one short chain.  An entry is 40 bytes and a bucket 4; with
- * as many buckets as entries that is 44 bytes per (host, content).
+ * as many buckets as entries that is 44 bytes per (host, content), plus
+ * a fixed 256 KiB of per-host entry counts.
  *
  * Memory is fixed at creation.  When the arena is full, the tracker
  * forgets an entry chosen by CLOCK (a reference bit set by every use):
@@ -46,12 +47,15 @@ struct sc_tracker_stats {
 struct sc_tracker *sc_tracker_new(uint32_t max_entries);
 void sc_tracker_free(struct sc_tracker *t);
 
-/* host now holds h (data sent, written or delegated to it). */
-void sc_tracker_note_held(struct sc_tracker *t, uint16_t host,
+/* host now holds h (data sent, written or delegated to it); true if the
+ * pair is new. */
+bool sc_tracker_note_held(struct sc_tracker *t, uint16_t host,
 			  const struct sc_hash *h);
-/* host reported it no longer holds h; unknown pairs are ignored. */
-void sc_tracker_note_evicted(struct sc_tracker *t, uint16_t host,
+/* host reported it no longer holds h; unknown pairs are ignored (false). */
+bool sc_tracker_note_evicted(struct sc_tracker *t, uint16_t host,
 			     const struct sc_hash *h);
+/* The contents host holds now. */
+uint32_t sc_tracker_host_entries(const struct sc_tracker *t, uint16_t host);
 bool sc_tracker_holds(struct sc_tracker *t, uint16_t host,
 		      const struct sc_hash *h);
 /* Up to max hosts other than except that hold h; how many. */

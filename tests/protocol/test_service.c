@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -48,6 +49,7 @@ int test_handle(void *ctx, struct sc_rpc_request *rq)
 	r->attr.file = a->file;
 	r->nblocks = a->count;
 	for (i = 0; i < a->count; i++) {
+		memset(&r->blocks[i], 0, sizeof(r->blocks[i]));
 		r->blocks[i].kind = CSI_RK_DATA;
 		r->blocks[i].hash.b[0] = (uint8_t)i;
 		for (j = 0; j < BS; j++)

@@ -90,7 +90,8 @@ struct sc_rpc_request {
 
 /*
  * Memory for a result (e.g. its arrays) that lives until the reply has
- * been encoded; NULL when exhausted.  It belongs to rq alone, also when
+ * been encoded; NULL when exhausted.  Not zeroed: the handler sets every
+ * byte it lets the reply carry.  It belongs to rq alone, also when
  * several workers run handlers at once.
  */
 void *sc_rpc_req_alloc(struct sc_rpc_request *rq, size_t n);
