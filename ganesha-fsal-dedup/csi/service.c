@@ -1421,6 +1421,7 @@ static int do_stats(struct csi_service *svc, struct sc_rpc_request *rq)
 	struct csi_stats_res *r = rq->res;
 	struct sc_tracker_stats ts;
 	struct csi_counter *c;
+	uint8_t *name;
 	uint32_t i, k, n = 0, nh = 0;
 
 	svc->gctr[G_STATS_CALLS]++;
@@ -1472,7 +1473,15 @@ static int do_stats(struct csi_service *svc, struct sc_rpc_request *rq)
 		c[k].value = sc_tracker_host_entries(svc->tracker,
 						     slot_of(svc, h));
 		hs->host = h->id;
-		hs->host_name.p = (const uint8_t *)h->name;
+		/*
+		 * A copy: the reply is encoded after the lock is dropped,
+		 * when a HELLO may already reuse this slot.
+		 */
+		name = sc_rpc_req_alloc(rq, h->name_len ? h->name_len : 1);
+		if (!name)
+			return -ENOMEM;
+		memcpy(name, h->name, h->name_len);
+		hs->host_name.p = name;
 		hs->host_name.len = h->name_len;
 		hs->counters = c;
 		hs->ncounters = C_HOST_COUNT + 1;

@@ -1594,6 +1594,8 @@ static struct reg racer_hello(struct racer *r, struct sc_rpc_client *c)
 
 	memset(&a, 0, sizeof(a));
 	memset(a.host_uuid, 0x40 + (int)r->id, sizeof(a.host_uuid));
+	a.host_name.p = (const uint8_t *)"racer";
+	a.host_name.len = 5;
 	a.features = CSI_FEAT_ALL;
 	if (sc_rpc_call(c, CSI_PROC_HELLO, &a, &res, &rep) == 0) {
 		RACE_CHECK(r, res.status == CSI_OK, "hello %u", res.status);
@@ -1705,8 +1707,17 @@ static void *racer_main(void *arg)
 				continue;
 			if (res.status == CSI_ERR_UNKNOWN_HOST)
 				g = racer_hello(r, c);
-		} else {		/* register again */
+		} else if (round & 1) {	/* register again */
 			g = racer_hello(r, c);
+		} else {		/* STATS, while others register */
+			struct csi_stats_args a = { .per_host = true };
+			struct csi_stats_res res;
+
+			if (sc_rpc_call(c, CSI_PROC_STATS, &a, &res, &rep))
+				RACE_CHECK(r, 0, "STATS failed");
+			else
+				RACE_CHECK(r, res.status == CSI_OK, "STATS %u",
+					   res.status);
 		}
 		sc_rpc_reply_free(rep);
 	}
