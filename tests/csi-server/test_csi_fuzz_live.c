@@ -31,7 +31,7 @@
 #include <seacache/rpc_transport.h>
 
 #include "csi_fuzz_driver.h"
-#include "dstore.h"
+#include "csi_test_store.h"
 #include "service.h"
 
 #define BS 4096u
@@ -45,34 +45,18 @@ static uint64_t ino_known, ino_scratch;
 
 static uint64_t make_file(const char *name, const void *buf, size_t len)
 {
-	struct dstore_new n = { .type = DSTORE_REG, .mode = 0644 };
-	struct dstore_attr a;
-
-	assert_int_equal(dstore_create(ds, DSTORE_ROOT_INO, name, &n, &a), 0);
-	assert_int_equal(dstore_write(ds, a.ino, 0, buf, len, true, NULL),
-			 (ssize_t)len);
-	return a.ino;
+	return csi_test_make_file(ds, name, buf, len, 0);
 }
 
 static int group_setup(void **state)
 {
-	struct dstore_params p;
 	struct sc_prng r;
-	char err[256];
 
 	(void)state;
-	if (!mkdtemp(store_dir))
-		return -1;
-	dstore_params_default(&p);
-	p.block_size = BS;
-	p.map_size = 256ull << 20;
-	p.container_size = 64ull << 20;
 	/* Housekeeping on: the CSI-Map follows the fuzzing WRITEs (pushes). */
-	p.reclaim_interval_ms = 100;
-	if (dstore_open(store_dir, &p, &ds, err, sizeof(err))) {
-		fprintf(stderr, "dstore_open: %s\n", err);
+	ds = csi_test_store_open(store_dir, BS, 100);
+	if (!ds)
 		return -1;
-	}
 	known = malloc(KNOWN_SIZE);
 	if (!known)
 		return -1;
@@ -89,13 +73,9 @@ static int group_setup(void **state)
 
 static int group_teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	dstore_close(ds);
 	free(known);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", store_dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return csi_test_store_remove(ds, store_dir);
 }
 
 struct server {

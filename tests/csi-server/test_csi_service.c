@@ -30,7 +30,7 @@
 #include <seacache/rpc_msg.h>
 #include <seacache/rpc_transport.h>
 
-#include "dstore.h"
+#include "csi_test_store.h"
 #include "service.h"
 
 #define BS 4096u
@@ -63,34 +63,17 @@ static void advance(uint32_t seconds)
 static uint64_t make_file(const char *name, const void *buf, size_t len,
 			  uint64_t off)
 {
-	struct dstore_new n = { .type = DSTORE_REG, .mode = 0644 };
-	struct dstore_attr a;
-
-	assert_int_equal(dstore_create(ds, DSTORE_ROOT_INO, name, &n, &a), 0);
-	if (len)
-		assert_int_equal(dstore_write(ds, a.ino, off, buf, len, true,
-					      NULL), (ssize_t)len);
-	return a.ino;
+	return csi_test_make_file(ds, name, buf, len, off);
 }
 
 static int group_setup(void **state)
 {
-	struct dstore_params p;
 	struct sc_prng r;
-	char err[256];
 
 	(void)state;
-	if (!mkdtemp(store_dir))
+	ds = csi_test_store_open(store_dir, BS, 0);
+	if (!ds)
 		return -1;
-	dstore_params_default(&p);
-	p.block_size = BS;
-	p.map_size = 64ull << 20;
-	p.container_size = 16ull << 20;
-	p.reclaim_interval_ms = 0;
-	if (dstore_open(store_dir, &p, &ds, err, sizeof(err))) {
-		fprintf(stderr, "dstore_open: %s\n", err);
-		return -1;
-	}
 	clone_bytes = malloc(CLONE_BLOCKS * BS);
 	hasher = sc_hasher_new();
 	if (!clone_bytes || !hasher)
@@ -116,14 +99,10 @@ static int group_setup(void **state)
 
 static int group_teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	dstore_close(ds);
 	sc_hasher_free(hasher);
 	free(clone_bytes);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", store_dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return csi_test_store_remove(ds, store_dir);
 }
 
 static struct sc_hash sha(const void *p)
