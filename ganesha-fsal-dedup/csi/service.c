@@ -916,11 +916,22 @@ static void read_kinds(struct csi_service *svc, const struct csi_read_args *a,
 		b[i].hash = rh->h[i];
 		if (!want || (!force && tracker &&
 			      sc_tracker_holds(svc->tracker, hr->slot,
-					       &b[i].hash)))
+					       &b[i].hash))) {
 			b[i].kind = CSI_RK_HASH;
-		else if (force || !deleg ||
-			 !delegate(svc, hr, &b[i].hash, now, &b[i]))
+			continue;
+		}
+		if (force || !deleg ||
+		    !delegate(svc, hr, &b[i].hash, now, &b[i]))
 			b[i].kind = CSI_RK_DATA;
+		/*
+		 * Held from now on (§5.2), not from when the reply is out:
+		 * a block of the same content later in this reply, or in a
+		 * call of another VM of the host racing this one, is then
+		 * answered by hash, and the host waits for this copy instead
+		 * of fetching a second.  Should this reply fail, the host
+		 * only pays a FORCE_DATA round trip.
+		 */
+		note_held(svc, hr, &b[i].hash);
 	}
 }
 
@@ -1083,7 +1094,7 @@ static int read_pushes(struct csi_service *svc, struct sc_rpc_request *rq,
 	return 0;
 }
 
-/* §5.2: what the host now holds, and the counters.  Lock held. */
+/* The counters of a READ's answers.  Lock held. */
 static void read_account(struct csi_service *svc, const struct host_ref *hr,
 			 bool want, const struct csi_read_res *r)
 {
@@ -1103,7 +1114,6 @@ static void read_account(struct csi_service *svc, const struct host_ref *hr,
 			break;
 		case CSI_RK_DELEGATED:
 			count(svc, hr->h, C_READ_DELEGATED, 1);
-			note_held(svc, hr, &b->hash);
 			peer = host_by_id(svc, b->peer_host);
 			if (peer)
 				count(svc, peer, C_DELEG_TARGETED, 1);
@@ -1111,7 +1121,6 @@ static void read_account(struct csi_service *svc, const struct host_ref *hr,
 		case CSI_RK_DATA:
 			count(svc, hr->h, C_READ_DATA_BLOCKS, 1);
 			count(svc, hr->h, C_READ_DATA_BYTES, b->data.len);
-			note_held(svc, hr, &b->hash);
 			break;
 		}
 	}
