@@ -1,0 +1,35 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
+# seacache-workload on the real golden: Debian minbase by debootstrap (made
+# once, about two minutes, then reused from $SEACACHE_CACHE/images): two
+# clones pass `e2fsck -fn`, a second `images` run reuses the set at once,
+# the boot storm finds the boot list's minbase files (dash, bash, login,
+# libc, /etc) and the scan storm reads at least every regular file's data.
+# usage: test_workload_lab.sh SEACACHE-WORKLOAD
+# Exit 77 (skipped) unless root with debootstrap (scripts/install-deps lab).
+set -eu
+wl=$1
+PATH=$PATH:/usr/sbin:/sbin
+[ "$(id -u)" -eq 0 ] || { echo "not root: skipped"; exit 77; }
+command -v debootstrap >/dev/null || { echo "debootstrap missing: skipped (scripts/install-deps lab)"; exit 77; }
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$wl" images --out "$dir/set" --vms 2 2>"$dir/images.log" || { cat "$dir/images.log"; fail images; }
+for img in "$dir"/set/*.img; do
+	e2fsck -fn "$img" >"$dir/fsck.log" 2>&1 || { cat "$dir/fsck.log"; fail "e2fsck $img"; }
+done
+start=$(date +%s)
+"$wl" images --out "$dir/set" --vms 2 2>"$dir/again.log"
+grep -q 'reused' "$dir/again.log" || fail "a second run did not reuse the set"
+[ $(($(date +%s) - start)) -le 2 ] || fail "reusing the set took over 2 s"
+
+"$wl" storm boot --images "$dir/set" --out "$dir/boot.wl" 2>"$dir/boot.log"
+found=$(sed -n 's/.*vm 0: .*, \([0-9]*\) of [0-9]* boot files found/\1/p' "$dir/boot.log")
+[ "${found:-0}" -ge 40 ] || { cat "$dir/boot.log"; fail "boot: only ${found:-0} boot files found in minbase"; }
+"$wl" storm scan --images "$dir/set" --out "$dir/scan.wl" 2>"$dir/scan.log"
+fblocks=$(sed -n 's/.*file_data_blocks=\([0-9]*\).*/\1/p' "$dir/set/manifest")
+read0=$(awk '!/^#/ && $2 == 0 {n += $6} END {print n + 0}' "$dir/scan.wl")
+[ "$read0" -ge "$fblocks" ] || fail "scan: vm 0 reads $read0 blocks, the golden's files hold $fblocks"
+echo "ok: debootstrap golden, 2 clones valid, set reused, boot finds $found files, scan reads $read0 blocks"
