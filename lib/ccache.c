@@ -8,6 +8,13 @@ static void ccache_free_push(struct sc_ccache *cc, uint32_t slot)
 	cc->free_head = slot;
 }
 
+static uint64_t ccache_slot_key(const void *ctx, uint32_t slot)
+{
+	const struct sc_ccache *cc = ctx;
+
+	return sc_hash_key64(&cc->hash[slot]);
+}
+
 struct sc_ccache *sc_ccache_create(const struct sc_ccache_config *cfg)
 {
 	struct sc_ccache *cc;
@@ -43,6 +50,8 @@ struct sc_ccache *sc_ccache_create(const struct sc_ccache_config *cfg)
 	if (sc_policy_create(&cc->policy, cfg->policy ? cfg->policy : "lru",
 			     cap, cc->share))
 		goto fail;
+	cc->policy.key = ccache_slot_key;
+	cc->policy.key_ctx = cc;
 	cc->free_head = SC_NIL;
 	for (i = cap; i-- > 0;)
 		ccache_free_push(cc, i);

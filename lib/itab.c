@@ -3,7 +3,13 @@
 
 int sc_itab_init(struct sc_itab *t, uint32_t capacity)
 {
-	uint32_t nb = sc_rounddown_pow2(capacity ? capacity : 1);
+	return sc_itab_init_buckets(t, capacity, capacity);
+}
+
+int sc_itab_init_buckets(struct sc_itab *t, uint32_t capacity,
+			 uint32_t buckets)
+{
+	uint32_t nb = sc_rounddown_pow2(buckets ? buckets : 1);
 
 	t->bucket = sc_calloc(nb, sizeof(uint32_t));
 	t->next = sc_calloc(capacity ? capacity : 1, sizeof(uint32_t));

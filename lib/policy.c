@@ -6,6 +6,7 @@
 static const struct sc_policy_ops *const sc_policies[] = {
 	&sc_policy_lru,
 	&sc_policy_elru,
+	&sc_policy_arc,
 };
 
 const struct sc_policy_ops *sc_policy_at(unsigned int i)

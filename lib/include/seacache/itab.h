@@ -24,6 +24,9 @@ struct sc_itab {
  * two not above capacity, so chains average between one and two.
  */
 int sc_itab_init(struct sc_itab *t, uint32_t capacity);
+/* The same with the bucket count given (rounded down to a power of two). */
+int sc_itab_init_buckets(struct sc_itab *t, uint32_t capacity,
+			 uint32_t buckets);
 void sc_itab_destroy(struct sc_itab *t);
 /* Unlink slot i, which is in the chain of key; false if it is not. */
 bool sc_itab_del(struct sc_itab *t, uint64_t key, uint32_t i);

@@ -29,6 +29,23 @@ struct sc_lru {
 int sc_lru_init(struct sc_lru *l, uint32_t capacity);
 void sc_lru_destroy(struct sc_lru *l);
 
+/*
+ * A list over a link array owned by the caller, for slots that are on at
+ * most one of several lists at a time (ARC's T1 and T2, one list of
+ * references per cached block): the lists share the array, 8 bytes per
+ * slot in all.  Never sc_lru_destroy() such a list; free the array.
+ */
+static inline void sc_lru_init_shared(struct sc_lru *l,
+				      struct sc_lru_link *link,
+				      uint32_t capacity)
+{
+	l->link = link;
+	l->head = SC_NIL;
+	l->tail = SC_NIL;
+	l->count = 0;
+	l->capacity = capacity;
+}
+
 static inline size_t sc_lru_bytes(const struct sc_lru *l)
 {
 	return (size_t)l->capacity * sizeof(struct sc_lru_link);

@@ -11,6 +11,11 @@
  *   victim()      which slot to evict now (the cache is full; at least one
  *                 slot is occupied); the policy does not forget it yet;
  *   remove(slot)  the block left the cache (evicted or dropped).
+ *
+ * Policies that remember blocks after they left (ARC's ghost lists) learn
+ * a slot's identity through key(): a 64-bit key of the block held in the
+ * slot, valid from insert() until remove() returns.  A key is only a hint
+ * (two contents may share one); policies never serve data by it.
  */
 #ifndef SEACACHE_POLICY_H
 #define SEACACHE_POLICY_H
@@ -37,6 +42,9 @@ struct sc_policy {
 	void *priv;
 	/* Sharing count per slot, owned by the cache, read by the policy. */
 	const uint32_t *share;
+	/* The key of the block in a slot, or NULL (set by the cache). */
+	uint64_t (*key)(const void *ctx, uint32_t slot);
+	const void *key_ctx;
 };
 
 /*
@@ -56,5 +64,9 @@ int sc_policy_parse_u32(const char *arg, uint32_t min, uint32_t max,
 
 extern const struct sc_policy_ops sc_policy_lru;
 extern const struct sc_policy_ops sc_policy_elru;
+extern const struct sc_policy_ops sc_policy_arc;
+
+/* ARC's target size of T1 (its adaptation), for tests and statistics. */
+uint32_t sc_policy_arc_target(const struct sc_policy *p);
 
 #endif /* SEACACHE_POLICY_H */
