@@ -9,6 +9,7 @@ struct csi_entry {
 	uint32_t content;	/* its content slot */
 	uint32_t sib_prev;	/* other addresses of the same content */
 	uint32_t sib_next;
+	uint8_t src;		/* enum sc_csi_source; fits in the padding */
 };
 
 /* One distinct content.  Free content slots are linked through first. */
@@ -171,6 +172,7 @@ uint32_t sc_csimap_insert(struct sc_csimap *m, uint64_t file, uint64_t lbn,
 	if (ei != SC_NIL) {
 		c = &m->c[m->e[ei].content];
 		if (sc_hash_eq(&c->h, h)) {
+			m->e[ei].src = (uint8_t)src;
 			sc_lru_touch(&m->lru, ei);
 			return c->sharers;
 		}
@@ -200,6 +202,7 @@ uint32_t sc_csimap_insert(struct sc_csimap *m, uint64_t file, uint64_t lbn,
 	e->file = file;
 	e->lbn = lbn;
 	e->content = ci;
+	e->src = (uint8_t)src;
 	e->sib_prev = SC_NIL;
 	e->sib_next = c->first;
 	if (c->first != SC_NIL)
@@ -214,8 +217,8 @@ uint32_t sc_csimap_insert(struct sc_csimap *m, uint64_t file, uint64_t lbn,
 	return c->sharers;
 }
 
-bool sc_csimap_lookup(struct sc_csimap *m, uint64_t file, uint64_t lbn,
-		      struct sc_hash *h)
+bool sc_csimap_lookup_src(struct sc_csimap *m, uint64_t file, uint64_t lbn,
+			  struct sc_hash *h, enum sc_csi_source *src)
 {
 	uint32_t i = find_entry(m, file, lbn);
 
@@ -225,7 +228,20 @@ bool sc_csimap_lookup(struct sc_csimap *m, uint64_t file, uint64_t lbn,
 	m->st.hits++;
 	sc_lru_touch(&m->lru, i);
 	*h = m->c[m->e[i].content].h;
+	if (src)
+		*src = (enum sc_csi_source)m->e[i].src;
 	return true;
+}
+
+uint32_t sc_csimap_drop_all(struct sc_csimap *m)
+{
+	uint32_t n = 0;
+
+	while (m->lru.tail != SC_NIL) {
+		remove_entry(m, m->lru.tail);
+		n++;
+	}
+	return n;
 }
 
 bool sc_csimap_remove(struct sc_csimap *m, uint64_t file, uint64_t lbn)

@@ -2,11 +2,29 @@
 /* The host cache: CSI-Map + content cache, one lock, read accounting. */
 #include "seacache/hostcache.h"
 
+/* What the host knows of one file's state (PROTOCOL.md §7.7). */
+struct hc_file {
+	uint64_t file;
+	uint64_t change;	/* the tag of every mapping of the file */
+	uint64_t size;
+	uint64_t gen;		/* hc->gen when the tag was set */
+	uint32_t writes;	/* the host's writes to it in flight */
+	uint8_t tagged;		/* change is known */
+	uint8_t sized;		/* size is known */
+};
+
 struct sc_hostcache {
 	struct sc_mutex lock;
 	struct sc_csimap *map;
 	struct sc_ccache *cache;
-	uint64_t reads, addr_hits, content_hits, misses;
+	uint64_t reads, addr_hits, pushed_hits, content_hits, misses;
+	/* The files: slots used in order, then recycled by recency. */
+	struct hc_file *f;
+	struct sc_itab file_tab;	/* file id -> slot */
+	struct sc_lru file_lru;
+	uint32_t max_files, nfiles;
+	uint64_t gen;			/* tags set so far */
+	uint64_t files_dropped;
 };
 
 /* The CSI-Map's sharer counts are the cached blocks' sharing counts. */
@@ -25,6 +43,8 @@ struct sc_hostcache *sc_hostcache_create(const struct sc_hostcache_config *c)
 		.block_size = c->block_size,
 		.capacity_blocks = c->cache_blocks,
 		.policy = c->policy,
+		.on_evict = c->on_evict,
+		.ctx = c->ctx,
 	};
 	struct sc_csimap_config mcfg = {
 		.mem_budget = c->csimap_budget,
@@ -32,18 +52,22 @@ struct sc_hostcache *sc_hostcache_create(const struct sc_hostcache_config *c)
 		.on_share = hostcache_on_share,
 	};
 	struct sc_hostcache *hc = sc_zalloc(sizeof(*hc));
+	uint32_t nf = c->max_files ? c->max_files : c->cache_blocks / 64;
 
 	if (!hc)
 		return NULL;
+	sc_mutex_init(&hc->lock);
+	hc->max_files = nf < 64 ? 64 : nf;
 	mcfg.ctx = hc;
 	hc->map = sc_csimap_create(&mcfg);
 	hc->cache = hc->map ? sc_ccache_create(&ccfg) : NULL;
-	if (!hc->cache) {
-		sc_csimap_destroy(hc->map);
-		sc_free(hc);
+	hc->f = sc_calloc(hc->max_files, sizeof(*hc->f));
+	if (!hc->cache || !hc->f ||
+	    sc_itab_init(&hc->file_tab, hc->max_files) ||
+	    sc_lru_init(&hc->file_lru, hc->max_files)) {
+		sc_hostcache_destroy(hc);
 		return NULL;
 	}
-	sc_mutex_init(&hc->lock);
 	return hc;
 }
 
@@ -51,6 +75,9 @@ void sc_hostcache_destroy(struct sc_hostcache *hc)
 {
 	if (!hc)
 		return;
+	sc_lru_destroy(&hc->file_lru);
+	sc_itab_destroy(&hc->file_tab);
+	sc_free(hc->f);
 	sc_ccache_destroy(hc->cache);
 	sc_csimap_destroy(hc->map);
 	sc_mutex_destroy(&hc->lock);
@@ -69,17 +96,184 @@ static bool hostcache_copy_out(struct sc_hostcache *hc,
 	return true;
 }
 
+static uint64_t file_key(uint64_t file)
+{
+	return sc_mix64(file);
+}
+
+/* The slot of file, or SC_NIL (lock held). */
+static uint32_t file_find(struct sc_hostcache *hc, uint64_t file)
+{
+	uint32_t i;
+
+	for (i = sc_itab_first(&hc->file_tab, file_key(file)); i != SC_NIL;
+	     i = sc_itab_next(&hc->file_tab, i))
+		if (hc->f[i].file == file) {
+			sc_lru_touch(&hc->file_lru, i);
+			return i;
+		}
+	return SC_NIL;
+}
+
+/*
+ * The slot of file, made if needed by forgetting the least recently used
+ * file with no write in flight, and its mappings with it; SC_NIL if every
+ * file has a write in flight (lock held).
+ */
+static uint32_t file_get(struct sc_hostcache *hc, uint64_t file)
+{
+	uint32_t i = file_find(hc, file), n;
+
+	if (i != SC_NIL)
+		return i;
+	if (hc->nfiles < hc->max_files) {
+		i = hc->nfiles++;
+	} else {
+		for (n = 0; n < hc->max_files; n++) {
+			i = sc_lru_tail(&hc->file_lru);
+			if (!hc->f[i].writes)
+				break;
+			sc_lru_touch(&hc->file_lru, i);
+		}
+		if (n == hc->max_files)
+			return SC_NIL;
+		sc_csimap_drop_file(hc->map, hc->f[i].file);
+		sc_itab_del(&hc->file_tab, file_key(hc->f[i].file), i);
+		sc_lru_unlink(&hc->file_lru, i);
+	}
+	sc_memset(&hc->f[i], 0, sizeof(hc->f[i]));
+	hc->f[i].file = file;
+	sc_itab_add(&hc->file_tab, file_key(file), i);
+	sc_lru_push_head(&hc->file_lru, i);
+	return i;
+}
+
+static void file_tag(struct sc_hostcache *hc, struct hc_file *f,
+		     uint64_t change)
+{
+	f->change = change;
+	f->tagged = 1;
+	f->gen = ++hc->gen;
+}
+
+/* May (file, lbn) be mapped under change?  (lock held) */
+static bool tag_ok(struct sc_hostcache *hc, uint64_t file, uint64_t change)
+{
+	uint32_t i = file_find(hc, file);
+
+	return i != SC_NIL && hc->f[i].tagged && hc->f[i].change == change;
+}
+
+uint64_t sc_hostcache_gen(struct sc_hostcache *hc)
+{
+	uint64_t g;
+
+	sc_mutex_lock(&hc->lock);
+	g = hc->gen;
+	sc_mutex_unlock(&hc->lock);
+	return g;
+}
+
+bool sc_hostcache_file_seen(struct sc_hostcache *hc, uint64_t file,
+			    uint64_t change, uint64_t size, uint64_t since)
+{
+	struct hc_file *f;
+	bool ok = false;
+	uint32_t i;
+
+	sc_mutex_lock(&hc->lock);
+	i = file_get(hc, file);
+	if (i == SC_NIL)
+		goto out;
+	f = &hc->f[i];
+	if (f->tagged && f->change == change) {
+		ok = true;
+	} else if (!f->writes && (!f->tagged || f->gen <= since)) {
+		if (f->tagged) {
+			sc_csimap_drop_file(hc->map, file);
+			hc->files_dropped++;
+		}
+		file_tag(hc, f, change);
+		ok = true;
+	}
+	if (ok) {
+		f->size = size;
+		f->sized = 1;
+	}
+out:
+	sc_mutex_unlock(&hc->lock);
+	return ok;
+}
+
+bool sc_hostcache_file_size(struct sc_hostcache *hc, uint64_t file,
+			    uint64_t *size)
+{
+	bool known = false;
+	uint32_t i;
+
+	sc_mutex_lock(&hc->lock);
+	i = file_find(hc, file);
+	if (i != SC_NIL && hc->f[i].sized) {
+		*size = hc->f[i].size;
+		known = true;
+	}
+	sc_mutex_unlock(&hc->lock);
+	return known;
+}
+
+void sc_hostcache_write_begin(struct sc_hostcache *hc, uint64_t file)
+{
+	uint32_t i;
+
+	sc_mutex_lock(&hc->lock);
+	i = file_get(hc, file);
+	if (i != SC_NIL)
+		hc->f[i].writes++;
+	sc_mutex_unlock(&hc->lock);
+}
+
+void sc_hostcache_write_end(struct sc_hostcache *hc, uint64_t file, bool ok,
+			    uint64_t pre, uint64_t change, uint64_t size)
+{
+	struct hc_file *f;
+	uint32_t i;
+
+	sc_mutex_lock(&hc->lock);
+	i = file_find(hc, file);
+	if (i == SC_NIL || !hc->f[i].writes) {
+		/* no slot was free at write_begin: nothing can be mapped */
+		sc_csimap_drop_file(hc->map, file);
+		goto out;
+	}
+	f = &hc->f[i];
+	f->writes--;
+	if (ok && f->tagged && f->change == pre) {
+		file_tag(hc, f, change);
+	} else {
+		sc_csimap_drop_file(hc->map, file);
+		f->tagged = 0;
+		if (ok)
+			file_tag(hc, f, change);
+	}
+	f->size = size;
+	f->sized = ok;
+out:
+	sc_mutex_unlock(&hc->lock);
+}
+
 enum sc_read_result sc_hostcache_read(struct sc_hostcache *hc, uint64_t file,
 				      uint64_t lbn, void *buf,
 				      struct sc_hash *h)
 {
 	enum sc_read_result r = SC_NEED_HASH;
+	enum sc_csi_source src;
 
 	sc_mutex_lock(&hc->lock);
 	hc->reads++;
-	if (sc_csimap_lookup(hc->map, file, lbn, h)) {
+	if (sc_csimap_lookup_src(hc->map, file, lbn, h, &src)) {
 		if (hostcache_copy_out(hc, h, buf)) {
 			hc->addr_hits++;
+			hc->pushed_hits += src == SC_CSI_PUSHED;
 			r = SC_ADDR_HIT;
 		} else {
 			hc->misses++;
@@ -90,6 +284,22 @@ enum sc_read_result sc_hostcache_read(struct sc_hostcache *hc, uint64_t file,
 	return r;
 }
 
+/* read_hash under the lock; map: record the mapping. */
+static enum sc_read_result read_hash_locked(struct sc_hostcache *hc,
+					    uint64_t file, uint64_t lbn,
+					    const struct sc_hash *h,
+					    void *buf, bool map)
+{
+	if (map)
+		sc_csimap_insert(hc->map, file, lbn, h, SC_CSI_LEARNT);
+	if (hostcache_copy_out(hc, h, buf)) {
+		hc->content_hits++;
+		return SC_CONTENT_HIT;
+	}
+	hc->misses++;
+	return SC_NEED_DATA;
+}
+
 enum sc_read_result sc_hostcache_read_hash(struct sc_hostcache *hc,
 					   uint64_t file, uint64_t lbn,
 					   const struct sc_hash *h, void *buf)
@@ -97,27 +307,56 @@ enum sc_read_result sc_hostcache_read_hash(struct sc_hostcache *hc,
 	enum sc_read_result r;
 
 	sc_mutex_lock(&hc->lock);
-	sc_csimap_insert(hc->map, file, lbn, h, SC_CSI_LEARNT);
-	if (hostcache_copy_out(hc, h, buf)) {
-		hc->content_hits++;
-		r = SC_CONTENT_HIT;
-	} else {
-		hc->misses++;
-		r = SC_NEED_DATA;
-	}
+	r = read_hash_locked(hc, file, lbn, h, buf, true);
 	sc_mutex_unlock(&hc->lock);
 	return r;
+}
+
+enum sc_read_result sc_hostcache_read_hash_at(struct sc_hostcache *hc,
+					      uint64_t file, uint64_t lbn,
+					      uint64_t change,
+					      const struct sc_hash *h,
+					      void *buf)
+{
+	enum sc_read_result r;
+
+	sc_mutex_lock(&hc->lock);
+	r = read_hash_locked(hc, file, lbn, h, buf,
+			     tag_ok(hc, file, change));
+	sc_mutex_unlock(&hc->lock);
+	return r;
+}
+
+/* fill under the lock; map: record the mapping. */
+static int fill_locked(struct sc_hostcache *hc, uint64_t file, uint64_t lbn,
+		       const struct sc_hash *h, const void *data, bool map)
+{
+	uint32_t sharers = map ?
+		sc_csimap_insert(hc->map, file, lbn, h, SC_CSI_LEARNT) :
+		sc_csimap_sharers(hc->map, h);
+
+	return sc_ccache_insert(hc->cache, h, data, sharers);
 }
 
 int sc_hostcache_fill(struct sc_hostcache *hc, uint64_t file, uint64_t lbn,
 		      const struct sc_hash *h, const void *data)
 {
-	uint32_t sharers;
 	int err;
 
 	sc_mutex_lock(&hc->lock);
-	sharers = sc_csimap_insert(hc->map, file, lbn, h, SC_CSI_LEARNT);
-	err = sc_ccache_insert(hc->cache, h, data, sharers);
+	err = fill_locked(hc, file, lbn, h, data, true);
+	sc_mutex_unlock(&hc->lock);
+	return err;
+}
+
+int sc_hostcache_fill_at(struct sc_hostcache *hc, uint64_t file, uint64_t lbn,
+			 uint64_t change, const struct sc_hash *h,
+			 const void *data)
+{
+	int err;
+
+	sc_mutex_lock(&hc->lock);
+	err = fill_locked(hc, file, lbn, h, data, tag_ok(hc, file, change));
 	sc_mutex_unlock(&hc->lock);
 	return err;
 }
@@ -128,6 +367,41 @@ void sc_hostcache_learn(struct sc_hostcache *hc, uint64_t file, uint64_t lbn,
 	sc_mutex_lock(&hc->lock);
 	sc_csimap_insert(hc->map, file, lbn, h, SC_CSI_PUSHED);
 	sc_mutex_unlock(&hc->lock);
+}
+
+bool sc_hostcache_learn_at(struct sc_hostcache *hc, uint64_t file,
+			   uint64_t lbn, uint64_t change,
+			   const struct sc_hash *h)
+{
+	struct hc_file *f;
+	bool ok = false;
+	uint32_t i;
+
+	sc_mutex_lock(&hc->lock);
+	i = file_get(hc, file);
+	if (i == SC_NIL)
+		goto out;
+	f = &hc->f[i];
+	/* a file not known yet: checked at open like any other */
+	if (!f->tagged && !f->writes)
+		file_tag(hc, f, change);
+	ok = f->tagged && f->change == change;
+	if (ok)
+		sc_csimap_insert(hc->map, file, lbn, h, SC_CSI_PUSHED);
+out:
+	sc_mutex_unlock(&hc->lock);
+	return ok;
+}
+
+bool sc_hostcache_get(struct sc_hostcache *hc, const struct sc_hash *h,
+		      void *buf)
+{
+	bool found;
+
+	sc_mutex_lock(&hc->lock);
+	found = hostcache_copy_out(hc, h, buf);
+	sc_mutex_unlock(&hc->lock);
+	return found;
 }
 
 bool sc_hostcache_forget(struct sc_hostcache *hc, uint64_t file, uint64_t lbn)
@@ -146,6 +420,16 @@ uint32_t sc_hostcache_drop_file(struct sc_hostcache *hc, uint64_t file)
 
 	sc_mutex_lock(&hc->lock);
 	n = sc_csimap_drop_file(hc->map, file);
+	sc_mutex_unlock(&hc->lock);
+	return n;
+}
+
+uint32_t sc_hostcache_drop_all(struct sc_hostcache *hc)
+{
+	uint32_t n;
+
+	sc_mutex_lock(&hc->lock);
+	n = sc_csimap_drop_all(hc->map);
 	sc_mutex_unlock(&hc->lock);
 	return n;
 }
@@ -171,11 +455,17 @@ void sc_hostcache_get_stats(struct sc_hostcache *hc,
 	sc_csimap_get_stats(hc->map, &out->map);
 	out->reads = hc->reads;
 	out->addr_hits = hc->addr_hits;
+	out->pushed_hits = hc->pushed_hits;
 	out->content_hits = hc->content_hits;
 	out->misses = hc->misses;
 	out->evictions = out->cache.evictions;
 	out->bytes_in = out->cache.bytes_in;
+	out->files = hc->nfiles;
+	out->files_dropped = hc->files_dropped;
 	out->mem_bytes = out->cache.mem_bytes + out->map.mem_bytes +
-			 sizeof(*hc);
+			 sizeof(*hc) +
+			 (uint64_t)hc->max_files * sizeof(*hc->f) +
+			 sc_itab_bytes(&hc->file_tab) +
+			 sc_lru_bytes(&hc->file_lru);
 	sc_mutex_unlock(&hc->lock);
 }

@@ -4,7 +4,7 @@
 SC_CORE_SRCS := hash.c lru.c itab.c policy.c policy_lru.c policy_elru.c \
 	policy_arc.c dcache.c dcache_content.c dcache_split.c dcache_dlru.c \
 	dcache_cdac.c dcache_cbbc.c dcache_acq.c dcache_lruca.c \
-	ccache.c csimap.c hostcache.c \
+	ccache.c csimap.c hostcache.c host.c host_read.c host_write.c \
 	selftest.c xdr.c csi_codec.c rpc_msg.c csi_vectors.c peer_token.c \
 	peer_serve.c
 SC_CORE_USER_SRCS := env/user/hash_openssl.c

@@ -248,7 +248,8 @@ static void usage(FILE *f)
 		"Measures the shared core on this machine: SHA-256 of 4 KiB blocks,\n"
 		"content-cache hits and inserts with eviction (LRU, ELRU-16),\n"
 		"CSI-Map lookups, metadata bytes per block and per entry, the CSI\n"
-		"codec on a 64-block READ reply and READ calls over loopback.\n"
+		"codec on a 64-block READ reply, READ calls over loopback, and the\n"
+		"host library's cached reads and bytes per cached block.\n"
 		"  --seconds S  time per measurement (default 1)\n"
 		"  --blocks N,...  content cache sizes in 4 KiB blocks\n"
 		"                  (default 16384,65536,262144: 64 MiB, 256 MiB, 1 GiB)\n");
@@ -300,5 +301,6 @@ int main(int argc, char **argv)
 	bench_csimap((uint64_t)64 << 20);
 	bench_csi_codec(seconds_per_run);
 	bench_csi_rpc(seconds_per_run);
+	bench_host(seconds_per_run, 65536);
 	return 0;
 }

@@ -6,7 +6,9 @@
 #ifndef SC_ENV_KERNEL_H
 #define SC_ENV_KERNEL_H
 
+#include <linux/delay.h>
 #include <linux/errno.h>
+#include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/printk.h>
@@ -55,6 +57,16 @@ static inline void sc_mutex_lock(struct sc_mutex *m)
 static inline void sc_mutex_unlock(struct sc_mutex *m)
 {
 	mutex_unlock(&m->m);
+}
+
+static inline void sc_msleep(unsigned int ms)
+{
+	msleep(ms);
+}
+
+static inline u64 sc_clock_ms(void)
+{
+	return ktime_to_ms(ktime_get());
 }
 
 #define sc_log_err(fmt, ...) pr_err("seacache: " fmt "\n", ##__VA_ARGS__)

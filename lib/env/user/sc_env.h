@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static inline void *sc_zalloc(size_t size)
 {
@@ -53,6 +54,23 @@ static inline void sc_mutex_lock(struct sc_mutex *m)
 static inline void sc_mutex_unlock(struct sc_mutex *m)
 {
 	pthread_mutex_unlock(&m->m);
+}
+
+static inline void sc_msleep(unsigned int ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000,
+			       .tv_nsec = (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
+
+static inline uint64_t sc_clock_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 #define sc_log_err(fmt, ...) \

@@ -10,6 +10,7 @@
  *   memcpy, memcmp, memset, strcmp, strncmp, strlen and the errno values
  *     (used here through the sc_ names below);
  *   struct sc_mutex with sc_mutex_init/lock/unlock/destroy;
+ *   sc_msleep (may sleep) and sc_clock_ms (monotonic milliseconds);
  *   sc_log_err/sc_log_warn/sc_log_info.
  */
 #ifndef SEACACHE_COMPAT_H
@@ -31,6 +32,9 @@
 #define SC_EBADMSG EBADMSG	/* malformed input */
 #define SC_EMSGSIZE EMSGSIZE	/* output buffer too small */
 #define SC_E2BIG E2BIG		/* a count over a protocol limit */
+#define SC_ESTALE ESTALE	/* the file is gone */
+#define SC_ENOSPC ENOSPC
+#define SC_EPROTO EPROTO	/* the peer broke the protocol */
 
 #define sc_memcpy(d, s, n) memcpy((d), (s), (n))
 #define sc_memcmp(a, b, n) memcmp((a), (b), (n))

@@ -71,12 +71,22 @@ void sc_csimap_destroy(struct sc_csimap *m);
  */
 uint32_t sc_csimap_insert(struct sc_csimap *m, uint64_t file, uint64_t lbn,
 		      const struct sc_hash *h, enum sc_csi_source src);
-/* The content of (file, lbn) into *h; false if unknown.  Marks it used. */
-bool sc_csimap_lookup(struct sc_csimap *m, uint64_t file, uint64_t lbn,
-		      struct sc_hash *h);
+/*
+ * The content of (file, lbn) into *h and, if src is not NULL, where the
+ * entry came from (its last insert); false if unknown.  Marks it used.
+ */
+bool sc_csimap_lookup_src(struct sc_csimap *m, uint64_t file, uint64_t lbn,
+			  struct sc_hash *h, enum sc_csi_source *src);
+static inline bool sc_csimap_lookup(struct sc_csimap *m, uint64_t file,
+				    uint64_t lbn, struct sc_hash *h)
+{
+	return sc_csimap_lookup_src(m, file, lbn, h, NULL);
+}
 bool sc_csimap_remove(struct sc_csimap *m, uint64_t file, uint64_t lbn);
 /* Forget every address of file (it changed behind the cache); O(entries). */
 uint32_t sc_csimap_drop_file(struct sc_csimap *m, uint64_t file);
+/* Forget every address (a new server epoch, PROTOCOL.md §6.2). */
+uint32_t sc_csimap_drop_all(struct sc_csimap *m);
 
 /* How many known addresses hold h. */
 uint32_t sc_csimap_sharers(const struct sc_csimap *m, const struct sc_hash *h);

@@ -11,6 +11,22 @@
  *   miss         the content had to be fetched.
  * The sharing count of every cached block follows the CSI-Map: the number
  * of known addresses that hold it (learnt and pushed alike).
+ *
+ * Change ids (PROTOCOL.md §7.7).  The functions ending in _at take the
+ * change id a reply showed for the file and keep, per file, one tag: the
+ * change id every mapping of the file was learnt under.  A mapping is
+ * recorded only under the file's tag, so an address hit (which needs no
+ * tag check) never serves a mapping of another state.  The tag moves
+ * when a reply shows another change id and nothing newer is known
+ * (sc_hostcache_file_seen: the mappings are dropped), or with the host's
+ * own writes (sc_hostcache_write_end: re-tagged when nobody else wrote in
+ * between, else dropped).  Pushed entries under another change id than
+ * the file's tag are not recorded (a hint may be dropped, §7.3); a file
+ * not known yet takes the pushed entry's change id as its tag, to be
+ * checked at open like any other.  The table of files is bounded
+ * (max_files); a file forgotten for room loses its mappings with its tag.
+ * The functions without _at record mappings with no tag at all, for
+ * callers (models, benchmarks) whose files never change.
  */
 #ifndef SEACACHE_HOSTCACHE_H
 #define SEACACHE_HOSTCACHE_H
@@ -24,6 +40,15 @@ struct sc_hostcache_config {
 	const char *policy;		/* content cache eviction policy */
 	uint64_t csimap_budget;		/* bytes for the CSI-Map cache */
 	uint32_t expected_sharing;	/* 0: default */
+	/* Files with a change-id tag; 0: one per 64 cached blocks, >= 64. */
+	uint32_t max_files;
+	/*
+	 * Told of every content that leaves the content cache by eviction,
+	 * under the cache's lock (it must not call back into the cache), or
+	 * NULL.
+	 */
+	void (*on_evict)(void *ctx, const struct sc_hash *h);
+	void *ctx;
 };
 
 enum sc_read_result {
@@ -36,10 +61,13 @@ enum sc_read_result {
 struct sc_hostcache_stats {
 	uint64_t reads;
 	uint64_t addr_hits;
+	uint64_t pushed_hits;	/* address hits through a pushed entry */
 	uint64_t content_hits;
 	uint64_t misses;
 	uint64_t evictions;
 	uint64_t bytes_in;	/* block bytes placed into the cache */
+	uint64_t files;		/* files with a tag or size known */
+	uint64_t files_dropped;	/* tags moved by a reply: mappings dropped */
 	uint64_t mem_bytes;	/* everything held, block data included */
 	struct sc_ccache_stats cache;
 	struct sc_csimap_stats map;
@@ -69,10 +97,60 @@ int sc_hostcache_fill(struct sc_hostcache *hc, uint64_t file, uint64_t lbn,
 void sc_hostcache_learn(struct sc_hostcache *hc, uint64_t file, uint64_t lbn,
 			const struct sc_hash *h);
 
+/* A snapshot to take before sending a request, for file_seen. */
+uint64_t sc_hostcache_gen(struct sc_hostcache *hc);
+/*
+ * A reply to a request sent at generation since showed file at change,
+ * with size bytes.  If change is not the file's tag and nothing newer is
+ * known (no tag set since, none of the host's writes to the file in
+ * flight), the file's mappings are dropped and change becomes its tag.
+ * Returns whether change is the file's tag now: whether the reply's
+ * answers may be mapped.
+ */
+bool sc_hostcache_file_seen(struct sc_hostcache *hc, uint64_t file,
+			    uint64_t change, uint64_t size, uint64_t since);
+/* The file's size as last seen; false if unknown. */
+bool sc_hostcache_file_size(struct sc_hostcache *hc, uint64_t file,
+			    uint64_t *size);
+/* A write of the host to file is going out: the tag stays until it ends. */
+void sc_hostcache_write_begin(struct sc_hostcache *hc, uint64_t file);
+/*
+ * That write ended.  ok: its reply said pre -> change, size; the file is
+ * re-tagged if pre was its tag, else its mappings are dropped.  !ok: the
+ * file's state is unknown (a failed write may have written some blocks):
+ * its mappings and tag are dropped.
+ */
+void sc_hostcache_write_end(struct sc_hostcache *hc, uint64_t file, bool ok,
+			    uint64_t pre, uint64_t change, uint64_t size);
+
+/* sc_hostcache_read_hash, mapping only if change is the file's tag. */
+enum sc_read_result sc_hostcache_read_hash_at(struct sc_hostcache *hc,
+					      uint64_t file, uint64_t lbn,
+					      uint64_t change,
+					      const struct sc_hash *h,
+					      void *buf);
+/*
+ * sc_hostcache_fill, mapping only if change is the file's tag; the
+ * content is cached either way (0), unless a different block with hash h
+ * is (-SC_EEXIST).
+ */
+int sc_hostcache_fill_at(struct sc_hostcache *hc, uint64_t file, uint64_t lbn,
+			 uint64_t change, const struct sc_hash *h,
+			 const void *data);
+/* A pushed entry under change; false if not recorded. */
+bool sc_hostcache_learn_at(struct sc_hostcache *hc, uint64_t file,
+			   uint64_t lbn, uint64_t change,
+			   const struct sc_hash *h);
+/* Copy content h out (a peer read); false if not cached. */
+bool sc_hostcache_get(struct sc_hostcache *hc, const struct sc_hash *h,
+		      void *buf);
+
 /* Forget what (file, lbn) holds, e.g. after a write elsewhere. */
 bool sc_hostcache_forget(struct sc_hostcache *hc, uint64_t file, uint64_t lbn);
 /* Forget every mapping of file (its change id moved); cached data stays. */
 uint32_t sc_hostcache_drop_file(struct sc_hostcache *hc, uint64_t file);
+/* Forget every mapping (a new server epoch, §6.2); tags and data stay. */
+uint32_t sc_hostcache_drop_all(struct sc_hostcache *hc);
 /* Sharing count of cached content h, or SC_NIL if it is not cached. */
 uint32_t sc_hostcache_block_share(struct sc_hostcache *hc,
 				  const struct sc_hash *h);

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * The host's parts shared by host.c (registration, calls, notices),
+ * host_read.c and host_write.c.  Not a public interface.
+ *
+ * Locks: hello_lock serializes HELLOs and is held across one; lock guards
+ * the registration, the notice queue, the unstable blocks, the hashers
+ * and the counters, and is held only briefly, never across a call.  The
+ * host cache's lock may be taken with neither held, and the cache's
+ * eviction callback takes lock under the cache's lock, so lock is never
+ * held while calling into the cache.
+ */
+#ifndef SEACACHE_HOST_PRIV_H
+#define SEACACHE_HOST_PRIV_H
+
+#include "seacache/host.h"
+#include "seacache/peer_serve.h"
+
+/* A registration: what one HELLO reply fixed (§4 item 3). */
+struct host_reg {
+	uint64_t id, epoch;
+	uint32_t max_blocks, max_push, max_evict, features, lease;
+};
+
+/*
+ * A block written UNSTABLE, kept until a COMMIT in the same epoch covers
+ * it, to be written again (as data) in a new epoch (§6.2 item 5).
+ */
+struct host_pin {
+	struct host_pin *next;
+	uint64_t file, lbn, epoch, seq;
+	uint32_t len;		/* bytes of the block before the write's end */
+	uint8_t data[];
+};
+
+#define HOST_HASHERS 8
+
+struct sc_host {
+	struct sc_host_transport tr;
+	uint8_t uuid[CSI_HOST_UUID_SIZE];
+	char name[CSI_MAX_NAME + 1];
+	struct csi_peer_addr peer;
+	uint32_t requested;	/* features */
+	uint32_t cache_blocks;
+	uint32_t bs;		/* B, fixed by the first HELLO */
+	struct sc_hostcache *hc;
+
+	struct sc_mutex hello_lock;
+	struct sc_mutex lock;	/* everything below */
+	struct host_reg reg;
+	uint64_t reg_gen;	/* HELLOs that succeeded */
+	bool tracked;		/* the server keeps a tracker for us (§4 9) */
+	struct sc_hash *nq;	/* eviction notices, a ring */
+	uint32_t nq_cap, nq_head, nq_len;
+	uint64_t last_send_ms;
+	struct host_pin *pins, *pins_tail;
+	uint32_t npins, stale_pins;	/* stale: of an earlier epoch */
+	uint64_t pin_seq;
+	struct sc_hasher *hashers[HOST_HASHERS];
+	uint32_t nhashers;
+	/* READ calls in flight, numbered in start order (host_read.c) */
+	uint64_t rd_seq;
+	uint64_t *rd_live;
+	uint32_t rd_nlive, rd_cap;
+	struct sc_host_stats st;
+};
+
+/* One call's outcome, for the reply's handler. */
+struct host_call {
+	uint64_t id, epoch;	/* the registration it was sent under */
+	uint64_t since;		/* the cache's tag generation before it */
+	uint32_t status;	/* never BAD_EPOCH or UNKNOWN_HOST */
+	void *reply;
+};
+
+/*
+ * One CSI call under §5.1 and §6: hdr (NULL for HELLO) gets the current
+ * registration and queued notices; no reply is retried (the transport
+ * reconnects), BAD_EPOCH and UNKNOWN_HOST register again and retry, BUSY
+ * backs off and retries.  0 with c filled (release it with
+ * host_release), or a negative errno.
+ */
+int host_call(struct sc_host *h, uint32_t proc, struct csi_reqhdr *hdr,
+	      const void *args, void *res, struct host_call *c);
+void host_release(struct sc_host *h, struct host_call *c);
+/* The errno of a status a call's handler does not deal with itself. */
+int host_status_err(uint32_t status);
+/* Logs a reply that breaks the protocol; -SC_EIO. */
+int host_proto_err(struct sc_host *h, const char *what);
+
+/* The registration now. */
+void host_reg_get(struct sc_host *h, struct host_reg *r);
+/* Queue a notice for content h no longer holds. */
+void host_notice(struct sc_host *h, const struct sc_hash *hash);
+/* Send EVICT while more than keep notices are queued. */
+int host_flush(struct sc_host *h, uint32_t keep);
+
+struct sc_hasher *host_hasher_get(struct sc_host *h);
+void host_hasher_put(struct sc_host *h, struct sc_hasher *hs);
+
+/*
+ * host_read.c: wait up to max_ms for the READs in flight now to finish;
+ * false if there were none.
+ */
+bool host_reads_settle(struct sc_host *h, uint32_t max_ms);
+/* How long a peer read waits for a content our READs are bringing. */
+#define HOST_PEER_WAIT_MS 200
+/* host_read.c: the size a read needs, from the cache or a getattr. */
+int host_file_size(struct sc_host *h, uint64_t file, uint64_t *size);
+/* host_write.c: write again, as data, file's blocks of an earlier epoch. */
+int host_pins_resend(struct sc_host *h, uint64_t file);
+void host_pins_free(struct sc_host *h);
+
+#endif /* SEACACHE_HOST_PRIV_H */

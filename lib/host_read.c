@@ -1,0 +1,584 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * A host's reads (PROTOCOL.md §11.2): every block of a request is looked
+ * up in the host cache first; address hits cost no call.  The misses go
+ * to the server in runs of at most max_blocks contiguous blocks: Read#
+ * asks GET_HASHES first and reads only the contents it lacks; every other
+ * variant sends READ with the flags of its grant.  Each answered block is
+ * handled as §7.3 says, and the blocks a HASH or DELEGATED answer could
+ * not deliver are read again, and only they, with FORCE_DATA.
+ */
+#include "host_priv.h"
+
+/* Blocks looked up before their misses go out: at most one READ each. */
+#define RD_WINDOW CSI_MAX_BLOCKS
+
+enum rb_state {
+	RB_ASK,		/* nothing known: the server names it */
+	RB_DATA,	/* its hash is known, the content is not cached */
+	RB_FORCE,	/* a HASH or DELEGATED answer failed: FORCE_DATA */
+	RB_WAIT,	/* HASH of a content that may be on its way */
+	RB_DONE,
+};
+
+/* A block of the request that missed the cache. */
+struct rd_blk {
+	uint64_t lbn;
+	uint8_t *dst;		/* its block_size bytes */
+	struct sc_hash h;	/* RB_DATA; delegated: the content */
+	uint8_t st;		/* enum rb_state */
+	uint8_t delegated;	/* the server counts it held (§7.3) */
+	uint64_t change;	/* RB_WAIT: of the reply that named h */
+};
+
+/* The counters of one request, added to the host's at the end. */
+struct rd_acc {
+	uint64_t misses, holes, data_blocks, data_bytes, hash_only, forced,
+		 pushes, delegations, peer_blocks, peer_failures, waited;
+};
+
+struct rd {
+	struct sc_host *h;
+	uint64_t file;
+	uint32_t bs;
+	struct host_reg reg;
+	struct rd_blk *b;
+	uint32_t n;
+	uint64_t size;		/* the file's size in the last reply */
+	struct sc_hasher *hs;
+	uint64_t wait_upto;	/* RB_WAIT: READs started up to this one */
+	struct rd_acc acc;
+};
+
+int host_file_size(struct sc_host *h, uint64_t file, uint64_t *size)
+{
+	struct csi_fileattr a;
+	int err;
+
+	if (sc_hostcache_file_size(h->hc, file, size))
+		return 0;
+	err = sc_host_getattr(h, file, &a);
+	if (!err)
+		*size = a.size;
+	return err;
+}
+
+static uint64_t blocks_of(uint64_t size, uint32_t bs)
+{
+	return size / bs + (size % bs != 0);
+}
+
+/* Zero-fill, verify and cache a block's bytes (§7.3 DATA, §7.8). */
+static int rd_take_data(struct rd *r, struct rd_blk *b, uint64_t change,
+			const struct sc_hash *hash, const void *data,
+			uint32_t len)
+{
+	int err;
+
+	if (!r->hs) {
+		r->hs = host_hasher_get(r->h);
+		if (!r->hs)
+			return -SC_ENOMEM;
+	}
+	err = sc_peer_data_verify(r->hs, r->bs, hash, data, len, b->dst);
+	if (err)
+		return err;
+	/* a collision refused: this reader gets the bytes, we do not hold H */
+	if (sc_hostcache_fill_at(r->h->hc, r->file, b->lbn, change, hash,
+				 b->dst))
+		host_notice(r->h, hash);
+	b->st = RB_DONE;
+	r->acc.misses++;
+	return 0;
+}
+
+/* §7.3 DELEGATED: the peer, verified, or FORCE_DATA from the server. */
+static int rd_delegated(struct rd *r, struct rd_blk *b, uint64_t change,
+			const struct host_call *c,
+			const struct csi_read_block *rb)
+{
+	struct sc_host *h = r->h;
+
+	r->acc.delegations++;
+	b->delegated = 1;
+	b->h = rb->hash;
+	if (h->tr.peer_fetch &&
+	    !h->tr.peer_fetch(h->tr.ctx, &rb->peer, c->id, c->epoch,
+			      &rb->hash, &rb->token, b->dst) &&
+	    !rd_take_data(r, b, change, &rb->hash, b->dst, r->bs)) {
+		r->acc.peer_blocks++;
+		return 0;
+	}
+	r->acc.peer_failures++;
+	b->st = RB_FORCE;
+	return 0;
+}
+
+/* The attrs of a reply to blocks b[0..count) from lbn: the count it owes. */
+static int rd_attr(struct rd *r, const struct host_call *c,
+		   const struct csi_fileattr *a, uint64_t lbn,
+		   uint32_t count, uint32_t got)
+{
+	uint64_t nb = blocks_of(a->size, r->bs);
+	uint64_t want = nb > lbn ? nb - lbn : 0;
+
+	if (a->file != r->file)
+		return host_proto_err(r->h, "attrs of another file");
+	if (want > count)
+		want = count;
+	if (got != want)
+		return host_proto_err(r->h, "block count against the file size");
+	sc_hostcache_file_seen(r->h->hc, r->file, a->change, a->size,
+			       c->since);
+	r->size = a->size;
+	return 0;
+}
+
+/* Blocks past end of file: zeros, and the read comes out short. */
+static void rd_eof(struct rd_blk *b, uint32_t from, uint32_t count,
+		   uint32_t bs)
+{
+	uint32_t i;
+
+	for (i = from; i < count; i++) {
+		sc_memset(b[i].dst, 0, bs);
+		b[i].st = RB_DONE;
+	}
+}
+
+/*
+ * READs in flight.  When VMs of a host read the same content at once (a
+ * boot storm), the server sends it once and answers the others by hash
+ * (it counts the content held as soon as it decides to send it); a HASH
+ * for a content not cached yet then waits for the READs already under
+ * way instead of fetching a second copy with FORCE_DATA.
+ */
+static uint64_t rd_begin(struct sc_host *h)
+{
+	uint64_t seq, *n;
+
+	sc_mutex_lock(&h->lock);
+	seq = ++h->rd_seq;
+	if (h->rd_nlive == h->rd_cap) {
+		n = sc_calloc(h->rd_cap * 2 + 8, sizeof(*n));
+		if (n) {
+			if (h->rd_nlive)
+				sc_memcpy(n, h->rd_live,
+					  h->rd_nlive * sizeof(*n));
+			sc_free(h->rd_live);
+			h->rd_live = n;
+			h->rd_cap = h->rd_cap * 2 + 8;
+		}
+	}
+	/* untracked when out of memory: a wait may then end early */
+	if (h->rd_nlive < h->rd_cap)
+		h->rd_live[h->rd_nlive++] = seq;
+	sc_mutex_unlock(&h->lock);
+	return seq;
+}
+
+static void rd_end(struct sc_host *h, uint64_t seq)
+{
+	uint32_t i;
+
+	sc_mutex_lock(&h->lock);
+	for (i = 0; i < h->rd_nlive; i++)
+		if (h->rd_live[i] == seq) {
+			h->rd_live[i] = h->rd_live[--h->rd_nlive];
+			break;
+		}
+	sc_mutex_unlock(&h->lock);
+}
+
+static uint64_t rd_seq_now(struct sc_host *h)
+{
+	uint64_t seq;
+
+	sc_mutex_lock(&h->lock);
+	seq = h->rd_seq;
+	sc_mutex_unlock(&h->lock);
+	return seq;
+}
+
+/* Is a READ numbered upto or lower still in flight? */
+static bool rd_older_live(struct sc_host *h, uint64_t upto)
+{
+	bool live = false;
+	uint32_t i;
+
+	sc_mutex_lock(&h->lock);
+	for (i = 0; i < h->rd_nlive && !live; i++)
+		live = h->rd_live[i] <= upto;
+	sc_mutex_unlock(&h->lock);
+	return live;
+}
+
+/* Longest wait for other READs (the transport's own timeout ends them). */
+#define RD_WAIT_MAX_MS 30000
+
+/* Waits while a READ numbered upto or lower is in flight, up to max_ms. */
+static void rd_settle(struct sc_host *h, uint64_t upto, uint32_t max_ms)
+{
+	uint64_t until = sc_clock_ms() + max_ms;
+
+	while (rd_older_live(h, upto) && sc_clock_ms() < until)
+		sc_msleep(1);
+}
+
+bool host_reads_settle(struct sc_host *h, uint32_t max_ms)
+{
+	uint64_t upto = rd_seq_now(h);
+
+	if (!rd_older_live(h, upto))
+		return false;
+	rd_settle(h, upto, max_ms);
+	return true;
+}
+
+/*
+ * The RB_WAIT blocks: once the READs started before their answers are
+ * done, served from the cache, or read with FORCE_DATA after all.
+ */
+static void rd_wait(struct rd *r)
+{
+	uint32_t i;
+
+	rd_settle(r->h, r->wait_upto, RD_WAIT_MAX_MS);
+	for (i = 0; i < r->n; i++) {
+		struct rd_blk *b = &r->b[i];
+
+		if (b->st != RB_WAIT)
+			continue;
+		b->st = sc_hostcache_read_hash_at(r->h->hc, r->file, b->lbn,
+						  b->change, &b->h, b->dst) ==
+			SC_CONTENT_HIT ? RB_DONE : RB_FORCE;
+		if (b->st == RB_DONE)
+			r->acc.waited++;
+	}
+	r->wait_upto = 0;
+}
+
+static int rd_read_reply(struct rd *r, struct rd_blk *b, uint32_t count,
+			 uint32_t flags, const struct host_call *c,
+			 const struct csi_read_res *res)
+{
+	bool force = flags & CSI_READ_FORCE_DATA;
+	const struct csi_read_block *rb;
+	uint64_t change = res->attr.change;
+	uint32_t i;
+	int err;
+
+	err = rd_attr(r, c, &res->attr, b[0].lbn, count, res->nblocks);
+	if (err)
+		return err;
+	if (res->npushed && (!(flags & CSI_READ_ACCEPT_PUSH) ||
+			     res->npushed > r->reg.max_push))
+		return host_proto_err(r->h, "pushes not accepted");
+	for (i = 0; i < res->nblocks; i++) {
+		rb = &res->blocks[i];
+		switch (rb->kind) {
+		case CSI_RK_HOLE:
+			sc_memset(b[i].dst, 0, r->bs);
+			b[i].st = RB_DONE;
+			r->acc.holes++;
+			break;
+		case CSI_RK_DATA:
+			r->acc.data_blocks++;
+			r->acc.data_bytes += rb->data.len;
+			err = rd_take_data(r, &b[i], change, &rb->hash,
+					   rb->data.p, rb->data.len);
+			if (err == -SC_EBADMSG)
+				return host_proto_err(r->h, "DATA that does not hash to its hash");
+			if (err)
+				return err;
+			break;
+		case CSI_RK_HASH:
+			if (force || !(r->reg.features & CSI_FEAT_TRACKER))
+				return host_proto_err(r->h, "HASH answer not allowed");
+			r->acc.hash_only++;
+			if (sc_hostcache_read_hash_at(r->h->hc, r->file,
+						      b[i].lbn, change,
+						      &rb->hash, b[i].dst) ==
+			    SC_CONTENT_HIT) {
+				b[i].st = RB_DONE;
+				break;
+			}
+			/* another VM's READ may be bringing it: rd_wait */
+			b[i].h = rb->hash;
+			b[i].change = change;
+			b[i].st = RB_WAIT;
+			r->wait_upto = rd_seq_now(r->h);
+			break;
+		case CSI_RK_DELEGATED:
+			if (force || !(flags & CSI_READ_ACCEPT_DELEG))
+				return host_proto_err(r->h, "delegation not allowed");
+			err = rd_delegated(r, &b[i], change, c, rb);
+			if (err)
+				return err;
+			break;
+		default:
+			return host_proto_err(r->h, "unknown block kind");
+		}
+	}
+	rd_eof(b, res->nblocks, count, r->bs);
+	for (i = 0; i < res->npushed; i++) {
+		const struct csi_push_entry *p = &res->pushed[i];
+
+		sc_hostcache_learn_at(r->h->hc, p->file, p->lbn, p->change,
+				      &p->hash);
+	}
+	r->acc.pushes += res->npushed;
+	return 0;
+}
+
+/* One READ of b[0..count), contiguous. */
+static int rd_read(struct rd *r, struct rd_blk *b, uint32_t count,
+		   uint32_t flags)
+{
+	struct csi_read_args a = { .file = r->file, .lbn = b[0].lbn,
+				   .count = count, .flags = flags };
+	struct csi_read_res res;
+	struct host_call c;
+	uint64_t seq;
+	int err;
+
+	if (flags & CSI_READ_FORCE_DATA)
+		r->acc.forced += count;
+	seq = rd_begin(r->h);
+	err = host_call(r->h, CSI_PROC_READ, &a.hdr, &a, &res, &c);
+	if (err) {
+		rd_end(r->h, seq);
+		return err;
+	}
+	err = host_status_err(c.status);
+	if (err == -SC_ESTALE)
+		sc_hostcache_drop_file(r->h->hc, r->file);
+	if (!err)
+		err = rd_read_reply(r, b, count, flags, &c, &res);
+	host_release(r->h, &c);
+	/* its contents are in the cache now: waiters may look */
+	rd_end(r->h, seq);
+	/* the reply may have evicted more than the next call carries */
+	if (!err && host_flush(r->h, r->reg.max_evict))
+		sc_log_warn("host %s: eviction notices not delivered",
+			    r->h->name);
+	return err;
+}
+
+/* Read#: GET_HASHES of b[0..count); cached contents are served. */
+static int rd_hashes(struct rd *r, struct rd_blk *b, uint32_t count,
+		     uint32_t flags)
+{
+	struct csi_gethashes_args a = { .file = r->file, .lbn = b[0].lbn,
+					.count = count };
+	struct csi_gethashes_res res;
+	struct host_call c;
+	uint32_t i;
+	int err;
+
+	(void)flags;	/* GET_HASHES has none */
+	err = host_call(r->h, CSI_PROC_GET_HASHES, &a.hdr, &a, &res, &c);
+	if (err)
+		return err;
+	err = host_status_err(c.status);
+	if (err == -SC_ESTALE)
+		sc_hostcache_drop_file(r->h->hc, r->file);
+	if (!err)
+		err = rd_attr(r, &c, &res.attr, b[0].lbn, count, res.nblocks);
+	for (i = 0; !err && i < res.nblocks; i++) {
+		if (res.blocks[i].kind == CSI_HK_HOLE) {
+			sc_memset(b[i].dst, 0, r->bs);
+			b[i].st = RB_DONE;
+			r->acc.holes++;
+		} else if (sc_hostcache_read_hash_at(r->h->hc, r->file,
+						     b[i].lbn,
+						     res.attr.change,
+						     &res.blocks[i].hash,
+						     b[i].dst) ==
+			   SC_CONTENT_HIT) {
+			b[i].st = RB_DONE;
+		} else {
+			b[i].h = res.blocks[i].hash;
+			b[i].st = RB_DATA;
+		}
+	}
+	if (!err)
+		rd_eof(b, res.nblocks, count, r->bs);
+	host_release(r->h, &c);
+	return err;
+}
+
+/* The next run of blocks in a state of mask, from *i; its length or 0. */
+static uint32_t rd_run(struct rd *r, uint32_t *i, uint32_t mask)
+{
+	uint32_t s, n;
+
+	while (*i < r->n && !(mask & 1u << r->b[*i].st))
+		(*i)++;
+	s = *i;
+	for (n = 0; s + n < r->n && n < r->reg.max_blocks; n++) {
+		if (!(mask & 1u << r->b[s + n].st))
+			break;
+		if (n && r->b[s + n].lbn != r->b[s + n - 1].lbn + 1)
+			break;
+	}
+	return n;
+}
+
+static int rd_each_run(struct rd *r, uint32_t mask,
+		       int (*fn)(struct rd *r, struct rd_blk *b,
+				 uint32_t count, uint32_t flags),
+		       uint32_t flags)
+{
+	uint32_t i = 0, n;
+	int err;
+
+	while ((n = rd_run(r, &i, mask))) {
+		err = fn(r, &r->b[i], n, flags);
+		if (err)
+			return err;
+		i += n;
+	}
+	return 0;
+}
+
+/* Every miss of the window, from the server (and peers). */
+static int rd_fetch(struct rd *r)
+{
+	uint32_t f = r->reg.features, flags = CSI_READ_WANT_DATA, i;
+	int err;
+
+	err = host_pins_resend(r->h, r->file);
+	if (!err && (f & CSI_FEAT_READ_HASH) && !(f & CSI_FEAT_TRACKER))
+		err = rd_each_run(r, 1u << RB_ASK, rd_hashes, 0);
+	if (f & CSI_FEAT_PUSH)
+		flags |= CSI_READ_ACCEPT_PUSH;
+	if (f & CSI_FEAT_COOP)
+		flags |= CSI_READ_ACCEPT_DELEG;
+	if (!err)
+		err = rd_each_run(r, 1u << RB_ASK | 1u << RB_DATA, rd_read,
+				  flags);
+	if (!err && r->wait_upto)
+		rd_wait(r);
+	if (!err)
+		err = rd_each_run(r, 1u << RB_FORCE, rd_read,
+				  CSI_READ_WANT_DATA | CSI_READ_FORCE_DATA);
+	for (i = 0; i < r->n; i++) {
+		if (r->b[i].st == RB_DONE)
+			continue;
+		if (!err)
+			err = host_proto_err(r->h, "a block never answered");
+		/* the server counts a delegated content held (§5.2) */
+		if (r->b[i].delegated)
+			host_notice(r->h, &r->b[i].h);
+	}
+	return err;
+}
+
+static void rd_acc_add(struct sc_host *h, const struct rd_acc *a,
+		       uint64_t reads, uint64_t blocks)
+{
+	struct sc_host_stats *st = &h->st;
+
+	sc_mutex_lock(&h->lock);
+	st->reads += reads;
+	st->read_blocks += blocks;
+	st->misses += a->misses;
+	st->hole_blocks += a->holes;
+	st->server_data_blocks += a->data_blocks;
+	st->server_data_bytes += a->data_bytes;
+	st->hash_only_blocks += a->hash_only;
+	st->force_data_blocks += a->forced;
+	st->waited_blocks += a->waited;
+	st->pushes_received += a->pushes;
+	st->delegations += a->delegations;
+	st->peer_blocks += a->peer_blocks;
+	st->peer_bytes += a->peer_blocks * h->bs;
+	st->peer_failures += a->peer_failures;
+	sc_mutex_unlock(&h->lock);
+}
+
+ssize_t sc_host_read(struct sc_host *h, uint64_t file, uint64_t off,
+		     void *buf, size_t len)
+{
+	struct rd r = { .h = h, .file = file, .bs = h->bs };
+	uint8_t *bounce[2] = { NULL, NULL }, *dst, *out = buf;
+	uint64_t first, last, lbn, w, bo, size;
+	enum sc_read_result res;
+	struct sc_hash hh;
+	uint32_t nb;
+	int err;
+
+	if (!len)
+		return 0;
+	err = host_file_size(h, file, &size);
+	if (err)
+		return err;
+	if (off >= size)
+		return 0;
+	if (len > size - off)
+		len = (size_t)(size - off);
+	r.size = size;
+	first = off / r.bs;
+	last = (off + len - 1) / r.bs;
+	for (w = first; w <= last; w += nb) {
+		nb = last - w + 1 > RD_WINDOW ? RD_WINDOW :
+						(uint32_t)(last - w + 1);
+		r.n = 0;
+		for (lbn = w; lbn < w + nb; lbn++) {
+			bo = lbn * r.bs;
+			if (bo >= off && bo + r.bs <= off + len) {
+				dst = out + (bo - off);
+			} else {
+				/* the request's first or last block, partly */
+				dst = bounce[lbn != first];
+				if (!dst) {
+					dst = sc_zalloc(r.bs);
+					if (!dst) {
+						err = -SC_ENOMEM;
+						goto out;
+					}
+					bounce[lbn != first] = dst;
+				}
+			}
+			res = sc_hostcache_read(h->hc, file, lbn, dst, &hh);
+			if (res == SC_ADDR_HIT)
+				continue;
+			if (!r.b) {
+				r.b = sc_calloc(RD_WINDOW, sizeof(*r.b));
+				if (!r.b) {
+					err = -SC_ENOMEM;
+					goto out;
+				}
+				host_reg_get(h, &r.reg);
+			}
+			r.b[r.n].lbn = lbn;
+			r.b[r.n].dst = dst;
+			r.b[r.n].h = hh;
+			r.b[r.n].st = res == SC_NEED_DATA ? RB_DATA : RB_ASK;
+			r.b[r.n].delegated = 0;
+			r.n++;
+		}
+		if (r.n) {
+			err = rd_fetch(&r);
+			if (err)
+				goto out;
+		}
+	}
+	/* the partial blocks, then the end of file the server showed */
+	if (bounce[0])
+		sc_memcpy(out, bounce[0] + off % r.bs,
+			  first == last ? len : r.bs - off % r.bs);
+	if (bounce[1])
+		sc_memcpy(out + (last * r.bs - off), bounce[1],
+			  (off + len) - last * r.bs);
+	if (r.size < off + len)
+		len = r.size > off ? (size_t)(r.size - off) : 0;
+out:
+	rd_acc_add(h, &r.acc, 1, last - first + 1);
+	host_hasher_put(h, r.hs);
+	sc_free(r.b);
+	sc_free(bounce[0]);
+	sc_free(bounce[1]);
+	return err ? err : (ssize_t)len;
+}

@@ -1,0 +1,440 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * A host's writes (PROTOCOL.md §7.4, §11.4): write-through in whole
+ * blocks (a partial block is read through the cache first), by hash when
+ * DEDUP_WRITE is granted and the content is cached, with the bytes of
+ * every block answered NEED_DATA.  The written blocks go into the cache
+ * (a host holds what it sent, §5.2) and are mapped under the reply's
+ * change id.  UNSTABLE blocks are kept until a COMMIT of the same epoch,
+ * and written again, as data, in a new epoch (§6.2 item 5).
+ */
+#include "host_priv.h"
+
+/* Unstable blocks kept before a write commits its file by itself. */
+#define HOST_MAX_PINS 4096u
+/* Rounds of re-sending and COMMIT while the server keeps restarting. */
+#define HOST_COMMIT_TRIES 4
+
+struct wr_blk {
+	const uint8_t *data;	/* block_size bytes */
+	struct sc_hash h;
+	uint32_t kind;		/* CSI_WK_* */
+	bool need;		/* answered NEED_DATA */
+};
+
+struct wr {
+	struct sc_host *h;
+	uint64_t file;
+	uint32_t bs, stable, max_blocks, max_evict, features;
+	struct csi_write_block *wb;	/* max_blocks */
+	struct wr_blk *b;		/* max_blocks */
+	struct sc_hasher *hs;
+	uint64_t hash_blocks, need_data, data_bytes;
+};
+
+static int wr_init(struct wr *w, struct sc_host *h, uint64_t file,
+		   uint32_t stable)
+{
+	struct host_reg r;
+
+	host_reg_get(h, &r);
+	sc_memset(w, 0, sizeof(*w));
+	w->h = h;
+	w->file = file;
+	w->bs = h->bs;
+	w->stable = stable;
+	w->max_blocks = r.max_blocks;
+	w->max_evict = r.max_evict;
+	w->features = r.features;
+	w->wb = sc_calloc(r.max_blocks, sizeof(*w->wb));
+	w->b = sc_calloc(r.max_blocks, sizeof(*w->b));
+	w->hs = host_hasher_get(h);
+	return w->wb && w->b && w->hs ? 0 : -SC_ENOMEM;
+}
+
+static void wr_fini(struct wr *w)
+{
+	struct sc_host *h = w->h;
+
+	sc_mutex_lock(&h->lock);
+	h->st.write_hash_blocks += w->hash_blocks;
+	h->st.write_need_data += w->need_data;
+	h->st.write_data_bytes += w->data_bytes;
+	sc_mutex_unlock(&h->lock);
+	host_hasher_put(h, w->hs);
+	sc_free(w->wb);
+	sc_free(w->b);
+}
+
+/* Keep an unstable block (lock not held). */
+static void pin_add(struct sc_host *h, uint64_t file, uint64_t lbn,
+		    uint64_t epoch, uint32_t len, const void *data)
+{
+	struct host_pin *p = sc_zalloc(sizeof(*p) + h->bs);
+
+	if (!p) {
+		sc_log_warn("host %s: no memory to keep an unstable block: a server restart before COMMIT may lose it",
+			    h->name);
+		return;
+	}
+	p->file = file;
+	p->lbn = lbn;
+	p->epoch = epoch;
+	p->len = len;
+	sc_memcpy(p->data, data, h->bs);
+	sc_mutex_lock(&h->lock);
+	p->seq = ++h->pin_seq;
+	if (h->pins_tail)
+		h->pins_tail->next = p;
+	else
+		h->pins = p;
+	h->pins_tail = p;
+	h->npins++;
+	sc_mutex_unlock(&h->lock);
+}
+
+/* Lock held: unlink the pins of file that match; into *out, in order. */
+static uint32_t pins_take(struct sc_host *h, uint64_t file, bool stale,
+			  uint64_t epoch, uint64_t max_seq,
+			  struct host_pin **out)
+{
+	struct host_pin **pp = &h->pins, *p, *last = NULL, **tail = out;
+	uint32_t n = 0;
+
+	*out = NULL;
+	while ((p = *pp)) {
+		bool take = p->file == file &&
+			    (stale ? p->epoch != epoch :
+				     p->epoch == epoch && p->seq <= max_seq);
+
+		if (!take) {
+			last = p;
+			pp = &p->next;
+			continue;
+		}
+		*pp = p->next;
+		p->next = NULL;
+		*tail = p;
+		tail = &p->next;
+		n++;
+	}
+	h->pins_tail = last;
+	h->npins -= n;
+	if (stale)
+		h->stale_pins -= n;
+	return n;
+}
+
+static void pins_free_list(struct host_pin *p)
+{
+	struct host_pin *n;
+
+	for (; p; p = n) {
+		n = p->next;
+		sc_free(p);
+	}
+}
+
+void host_pins_free(struct sc_host *h)
+{
+	pins_free_list(h->pins);
+	h->pins = NULL;
+	h->pins_tail = NULL;
+	h->npins = 0;
+	h->stale_pins = 0;
+}
+
+/* One WRITE of b[0..n) from lbn; NEED_DATA blocks are marked. */
+static int wr_call(struct wr *w, uint64_t lbn, struct wr_blk *b, uint32_t n,
+		   uint64_t end)
+{
+	struct csi_write_args a = { .file = w->file, .lbn = lbn, .end = end,
+				    .stable = w->stable, .blocks = w->wb,
+				    .nblocks = n };
+	struct sc_host *h = w->h;
+	struct csi_write_res res;
+	struct host_call c;
+	uint64_t bo;
+	uint32_t i, len;
+	int err;
+
+	for (i = 0; i < n; i++) {
+		w->wb[i].kind = b[i].kind;
+		w->wb[i].hash = b[i].h;
+		w->wb[i].data.p = b[i].data;
+		len = 0;
+		if (b[i].kind == CSI_WK_DATA) {
+			/* trailing zeros need not cross (§2) */
+			for (len = w->bs; len && !b[i].data[len - 1]; len--)
+				;
+			w->data_bytes += len;
+		}
+		w->wb[i].data.len = len;
+	}
+	sc_hostcache_write_begin(h->hc, w->file);
+	err = host_call(h, CSI_PROC_WRITE, &a.hdr, &a, &res, &c);
+	if (err) {
+		sc_hostcache_write_end(h->hc, w->file, false, 0, 0, 0);
+		return err;
+	}
+	if (c.status != CSI_OK)
+		err = c.status == CSI_ERR_HASH_MISMATCH ? -SC_EBADMSG :
+			host_status_err(c.status);
+	else if (res.nblocks != n || res.attr.file != w->file)
+		err = host_proto_err(h, "WRITE reply of another shape");
+	sc_hostcache_write_end(h->hc, w->file, !err, res.pre_change,
+			       res.attr.change, res.attr.size);
+	for (i = 0; !err && i < n; i++) {
+		bo = (lbn + i) * w->bs;
+		if (res.blocks[i] == CSI_W_NEED_DATA &&
+		    b[i].kind == CSI_WK_HASH) {
+			w->need_data++;
+			b[i].need = true;
+			b[i].kind = CSI_WK_DATA;
+			continue;
+		}
+		if (res.blocks[i] != CSI_W_OK) {
+			err = host_proto_err(h, "NEED_DATA for data");
+			break;
+		}
+		b[i].need = false;
+		if (b[i].kind == CSI_WK_HASH)
+			w->hash_blocks++;
+		if (sc_hostcache_fill_at(h->hc, w->file, lbn + i,
+					 res.attr.change, &b[i].h,
+					 b[i].data) &&
+		    b[i].kind == CSI_WK_DATA)
+			host_notice(h, &b[i].h);
+		if (res.committed == CSI_UNSTABLE)
+			pin_add(h, w->file, lbn + i, c.epoch,
+				end - bo < w->bs ? (uint32_t)(end - bo) : w->bs,
+				b[i].data);
+	}
+	if (err == -SC_ESTALE)
+		sc_hostcache_drop_file(h->hc, w->file);
+	host_release(h, &c);
+	return err;
+}
+
+static int wr_hash(struct wr *w, struct wr_blk *b)
+{
+	return sc_hasher_digest(w->hs, b->data, w->bs, &b->h);
+}
+
+/*
+ * b[0..n) from lbn, up to end: the WRITE, then the bytes of every block
+ * answered NEED_DATA, contiguous ones in one call.
+ */
+static int wr_blocks(struct wr *w, uint64_t lbn, struct wr_blk *b,
+		     uint32_t n, uint64_t end)
+{
+	uint32_t i, s;
+	int err;
+
+	err = wr_call(w, lbn, b, n, end);
+	if (err == -SC_EBADMSG) {
+		/* §6.1 HASH_MISMATCH: hashes again from the source, once */
+		sc_log_err("host %s: the server says a block does not hash to its hash; retrying once",
+			   w->h->name);
+		for (i = 0; i < n; i++)
+			if (wr_hash(w, &b[i]))
+				return -SC_EIO;
+		err = wr_call(w, lbn, b, n, end);
+		if (err == -SC_EBADMSG)
+			err = -SC_EIO;
+	}
+	for (i = 0; !err && i < n; i = s) {
+		for (; i < n && !b[i].need; i++)
+			;
+		for (s = i; s < n && b[s].need; s++)
+			;
+		if (s > i)
+			err = wr_call(w, lbn + i, &b[i], s - i,
+				      s == n ? end : (lbn + s) * w->bs);
+	}
+	/* the written blocks may have evicted more than a call carries */
+	if (!err && host_flush(w->h, w->max_evict))
+		sc_log_warn("host %s: eviction notices not delivered",
+			    w->h->name);
+	return err;
+}
+
+int host_pins_resend(struct sc_host *h, uint64_t file)
+{
+	struct host_pin *list = NULL, *p, *last = NULL, *next;
+	struct wr w;
+	uint32_t n, k;
+	int err;
+
+	sc_mutex_lock(&h->lock);
+	n = h->stale_pins ? pins_take(h, file, true, h->reg.epoch, 0, &list) :
+			    0;
+	sc_mutex_unlock(&h->lock);
+	if (!n)
+		return 0;
+	err = wr_init(&w, h, file, CSI_UNSTABLE);
+	while (!err && list) {
+		/* a run: consecutive blocks, all whole but the last */
+		for (k = 0, p = list; p && k < w.max_blocks; p = p->next) {
+			if (k && p->lbn != list->lbn + k)
+				break;
+			w.b[k].data = p->data;
+			w.b[k].kind = CSI_WK_DATA;
+			w.b[k].need = false;
+			err = wr_hash(&w, &w.b[k]);
+			last = p;
+			k++;
+			if (err || p->len < w.bs)
+				break;
+		}
+		if (!err)
+			err = wr_blocks(&w, list->lbn, w.b, k,
+					last->lbn * w.bs + last->len);
+		if (err)
+			break;
+		/* written again: wr_call kept them anew, in this epoch */
+		next = last->next;
+		last->next = NULL;
+		pins_free_list(list);
+		list = next;
+	}
+	if (list) {
+		/* the rest stays stale, first in line */
+		for (p = list, k = 1; p->next; p = p->next)
+			k++;
+		sc_mutex_lock(&h->lock);
+		p->next = h->pins;
+		h->pins = list;
+		if (!h->pins_tail)
+			h->pins_tail = p;
+		h->npins += k;
+		h->stale_pins += k;
+		sc_mutex_unlock(&h->lock);
+	}
+	wr_fini(&w);
+	return err;
+}
+
+ssize_t sc_host_write(struct sc_host *h, uint64_t file, uint64_t off,
+		      const void *buf, size_t len, bool stable)
+{
+	const uint8_t *in = buf;
+	uint8_t *bounce[2] = { NULL, NULL };
+	uint64_t first, last, lbn, wl, bo, end = off + len;
+	uint32_t nb, i, npins;
+	struct wr w;
+	ssize_t got;
+	int err;
+
+	if (!len)
+		return 0;
+	err = host_pins_resend(h, file);
+	if (err)
+		return err;
+	err = wr_init(&w, h, file, stable ? CSI_FILE_SYNC : CSI_UNSTABLE);
+	first = off / w.bs;
+	last = (end - 1) / w.bs;
+	for (wl = first; !err && wl <= last; wl += nb) {
+		nb = last - wl + 1 > w.max_blocks ? w.max_blocks :
+						    (uint32_t)(last - wl + 1);
+		for (i = 0; !err && i < nb; i++) {
+			struct wr_blk *b = &w.b[i];
+			uint8_t **bb;
+
+			lbn = wl + i;
+			bo = lbn * w.bs;
+			b->need = false;
+			if (bo >= off && bo + w.bs <= end) {
+				b->data = in + (bo - off);
+			} else {
+				/* read-modify-write (§7.4) */
+				bb = &bounce[lbn != first];
+				if (!*bb)
+					*bb = sc_zalloc(w.bs);
+				if (!*bb) {
+					err = -SC_ENOMEM;
+					break;
+				}
+				got = sc_host_read(h, file, bo, *bb, w.bs);
+				if (got < 0) {
+					err = (int)got;
+					break;
+				}
+				sc_memset(*bb + got, 0, w.bs - got);
+				if (bo < off)
+					sc_memcpy(*bb + (off - bo), in,
+						  (end < bo + w.bs ? end :
+						   bo + w.bs) - off);
+				else
+					sc_memcpy(*bb, in + (bo - off),
+						  end - bo);
+				b->data = *bb;
+			}
+			err = wr_hash(&w, b);
+			b->kind = (w.features & CSI_FEAT_DEDUP_WRITE) &&
+				  sc_hostcache_block_share(h->hc, &b->h) !=
+				  SC_NIL ? CSI_WK_HASH : CSI_WK_DATA;
+		}
+		if (!err)
+			err = wr_blocks(&w, wl, w.b, nb,
+					wl + nb - 1 == last ? end :
+							      (wl + nb) * w.bs);
+	}
+	sc_mutex_lock(&h->lock);
+	h->st.writes++;
+	h->st.write_blocks += last - first + 1;
+	npins = h->npins;
+	sc_mutex_unlock(&h->lock);
+	wr_fini(&w);
+	sc_free(bounce[0]);
+	sc_free(bounce[1]);
+	if (err)
+		return err;
+	if (npins > HOST_MAX_PINS) {
+		err = sc_host_commit(h, file);
+		if (err)
+			return err;
+	}
+	return (ssize_t)len;
+}
+
+int sc_host_commit(struct sc_host *h, uint64_t file)
+{
+	struct csi_commit_args a = { .file = file };
+	struct csi_commit_res res;
+	struct host_pin *done;
+	struct host_call c;
+	uint64_t seq;
+	int tries, err;
+	bool stale;
+
+	for (tries = 0; tries < HOST_COMMIT_TRIES; tries++) {
+		err = host_pins_resend(h, file);
+		if (err)
+			return err;
+		sc_mutex_lock(&h->lock);
+		seq = h->pin_seq;
+		sc_mutex_unlock(&h->lock);
+		err = host_call(h, CSI_PROC_COMMIT, &a.hdr, &a, &res, &c);
+		if (err)
+			return err;
+		err = host_status_err(c.status);
+		if (err == -SC_ESTALE)
+			sc_hostcache_drop_file(h->hc, file);
+		if (!err)
+			sc_hostcache_file_seen(h->hc, file, res.attr.change,
+					       res.attr.size, c.since);
+		host_release(h, &c);
+		if (err)
+			return err;
+		/* what this epoch acknowledged is durable now (§7.5) */
+		sc_mutex_lock(&h->lock);
+		pins_take(h, file, false, c.epoch, seq, &done);
+		stale = h->stale_pins && c.epoch != h->reg.epoch;
+		sc_mutex_unlock(&h->lock);
+		pins_free_list(done);
+		if (!stale)
+			return 0;
+	}
+	return -SC_EIO;
+}

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * A SeaCache host: the client half of the CSI protocol (PROTOCOL.md §11,
+ * "A host's life") over one host cache (hostcache.h) that serves every VM
+ * of the host from one copy of each content.
+ *
+ * Environment independent, like the rest of the core: the network goes
+ * through struct sc_host_transport (user space: lib/rpc/host_transport.c
+ * over the project's RPC client and peer server; the kernel module brings
+ * its own), memory and locks through compat.h.
+ *
+ * What it does, per the protocol:
+ *   - HELLO with the features of its variant, and again on BAD_EPOCH or
+ *     UNKNOWN_HOST (§6.2: drop queued notices and every CSI-Map entry, keep
+ *     the content cache);
+ *   - reads block by block through the host cache: address hits cost
+ *     nothing; the misses of one request go to the server in as few READ
+ *     calls as max_blocks allows (Read#: GET_HASHES first, READ only for
+ *     contents not cached); every reply kind is handled: DATA (verified,
+ *     cached), HASH (served from the cache, or re-read with FORCE_DATA
+ *     when it is not there any more), DELEGATED (PEER_READ through the
+ *     transport, FORCE_DATA from the server on any failure), HOLE, pushes
+ *     (learnt under their change ids);
+ *   - change ids (§7.7): a file's mappings are dropped when a reply shows
+ *     a change id the host did not cause;
+ *   - eviction notices for every content that leaves the cache, carried in
+ *     the next request's header (EVICT when nothing else goes out);
+ *   - write-through: whole blocks (read-modify-write for partial ones),
+ *     by hash when DEDUP_WRITE is granted and the content is cached, with
+ *     the bytes for every NEED_DATA block;
+ *   - the peer side: sc_host_peer_get answers a peer read from the cache.
+ *
+ * Thread-safe: any number of VM threads may read and write at once; the
+ * cache lock is never held across a network call.
+ */
+#ifndef SEACACHE_HOST_H
+#define SEACACHE_HOST_H
+
+#include "csi_proto.h"
+#include "hostcache.h"
+
+/* The protocol variants a host can run (PROTOCOL.md §8). */
+enum sc_host_variant {
+	SC_VARIANT_BASELINE,	/* 0: data for every block */
+	SC_VARIANT_READ_HASH,	/* Read#: hashes first, data for misses */
+	SC_VARIANT_TRACKER,	/* W/Tracker */
+	SC_VARIANT_PUSH,	/* SS-Push */
+	SC_VARIANT_COOP,	/* Coop-Cache */
+	SC_VARIANT_DEDUP_RW,	/* Read# reads and Dedup-W writes */
+	SC_VARIANT_SEACACHE,	/* everything */
+	SC_VARIANT_COUNT
+};
+
+/* "baseline", "readhash", "tracker", "push", "coop", "dedup-rw", "seacache" */
+const char *sc_host_variant_name(enum sc_host_variant v);
+/* The variant of a name; -SC_EINVAL if unknown. */
+int sc_host_variant_parse(const char *name, enum sc_host_variant *v);
+/* The SC_FEAT_* bits a variant requests. */
+uint32_t sc_host_variant_features(enum sc_host_variant v);
+
+/* How the host reaches the server and its peers. */
+struct sc_host_transport {
+	/*
+	 * One CSI_PROG call: 0 with *res decoded (its memory held by
+	 * *reply until release), or a negative errno when no reply came
+	 * (connection lost, timeout): the host then retries per §6.1.
+	 */
+	int (*call)(void *ctx, uint32_t proc, const void *args, void *res,
+		    void **reply);
+	void (*release)(void *ctx, void *reply);
+	/*
+	 * PEER_READ of h at where, as requester in epoch, presenting tok:
+	 * 0 with the verified, zero-filled block in out, or a negative
+	 * errno (then the host reads the block from the server).
+	 */
+	int (*peer_fetch)(void *ctx, const struct csi_peer_addr *where,
+			  uint64_t requester, uint64_t epoch,
+			  const struct sc_hash *h, const struct csi_token *tok,
+			  void *out);
+	/* After every HELLO: the identity the peer server must check. */
+	void (*identity)(void *ctx, uint64_t host, uint64_t epoch,
+			 const uint8_t secret[CSI_SECRET_SIZE]);
+	void *ctx;
+};
+
+struct sc_host_config {
+	uint8_t uuid[CSI_HOST_UUID_SIZE];	/* stable identity (§4 item 5) */
+	const char *name;			/* for STATS */
+	enum sc_host_variant variant;
+	uint32_t cache_blocks;			/* content cache capacity */
+	const char *policy;			/* eviction policy; NULL: elru:16 */
+	uint64_t csimap_budget;			/* bytes; 0: 64 per cached block */
+	struct csi_peer_addr peer;		/* where it serves peer reads */
+	struct sc_host_transport tr;
+};
+
+struct sc_host_stats {
+	uint64_t reads, read_blocks;	/* sc_host_read calls, blocks asked */
+	uint64_t addr_hits;		/* served with no network at all */
+	uint64_t pushed_hits;		/* ... of them through a pushed entry */
+	uint64_t content_hits;		/* the server named a cached content */
+	uint64_t misses;		/* content fetched */
+	uint64_t hole_blocks;
+	uint64_t server_calls;		/* CSI calls sent (HELLO included) */
+	uint64_t server_data_blocks, server_data_bytes;	/* DATA received */
+	uint64_t hash_only_blocks;	/* HASH answers */
+	uint64_t force_data_blocks;	/* re-reads with FORCE_DATA */
+	/* HASH answers served by another VM's READ in flight */
+	uint64_t waited_blocks;
+	uint64_t pushes_received;
+	uint64_t delegations;		/* DELEGATED answers */
+	uint64_t peer_blocks, peer_bytes; /* fetched from peers */
+	uint64_t peer_failures;		/* delegations read from the server */
+	uint64_t peer_served;		/* blocks this host served to peers */
+	uint64_t writes, write_blocks;
+	uint64_t write_hash_blocks;	/* accepted by hash */
+	uint64_t write_need_data;	/* NEED_DATA answers */
+	uint64_t write_data_bytes;	/* block bytes sent in WRITE */
+	uint64_t notices_sent;
+	uint64_t notices_dropped;	/* lost to a full queue (bandwidth) */
+	uint64_t registrations;		/* HELLOs that succeeded */
+	uint64_t files_dropped;		/* mappings dropped on a change id */
+	uint64_t pinned_blocks;		/* unstable blocks kept (gauge) */
+	uint64_t mem_bytes;		/* all the host holds, cache included */
+	struct sc_hostcache_stats cache;
+};
+
+struct sc_host;
+
+/* Creates the host and registers it (HELLO); 0 or a negative errno. */
+int sc_host_create(const struct sc_host_config *c, struct sc_host **out);
+/* Sends the queued notices, then frees.  The transport is not closed. */
+void sc_host_destroy(struct sc_host *h);
+
+/* The file's size and change id from the server; validates (§7.7). */
+int sc_host_getattr(struct sc_host *h, uint64_t file,
+		    struct csi_fileattr *attr);
+/* LOOKUP (§7.1); also marks the file used, so pushes may name it. */
+int sc_host_lookup(struct sc_host *h, const char *export_path,
+		   const char *path, struct csi_fileattr *attr);
+
+/*
+ * Reads len bytes at off of file into buf; the bytes read (short only at
+ * end of file) or a negative errno (-EIO, -ESTALE, -EACCES, ...).
+ */
+ssize_t sc_host_read(struct sc_host *h, uint64_t file, uint64_t off,
+		     void *buf, size_t len);
+/*
+ * Writes len bytes at off of file, through to the server (stable: with
+ * FILE_SYNC, else UNSTABLE until sc_host_commit); len or a negative errno.
+ */
+ssize_t sc_host_write(struct sc_host *h, uint64_t file, uint64_t off,
+		      const void *buf, size_t len, bool stable);
+int sc_host_commit(struct sc_host *h, uint64_t file);
+
+/* Sends queued eviction notices (and renews the lease) when idle. */
+int sc_host_idle(struct sc_host *h);
+
+/* For the peer server (sc_peer_get_fn): copy content hash out of cache. */
+int sc_host_peer_get(void *host, const struct sc_hash *hash, void *buf,
+		     uint32_t *len);
+
+uint32_t sc_host_block_size(const struct sc_host *h);
+uint32_t sc_host_features(const struct sc_host *h);	/* granted */
+void sc_host_get_stats(struct sc_host *h, struct sc_host_stats *st);
+
+#endif /* SEACACHE_HOST_H */

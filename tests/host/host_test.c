@@ -1,0 +1,890 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The host library (seacache/host.h) over the user-space transport
+ * (host_transport.h) against a real CSI service (host_test.h says which).
+ * Every byte a host returns is compared with what the server holds:
+ *
+ *   - reads and writes, byte for byte, in every variant (partial blocks,
+ *     holes, a short last block, stable and unstable writes), read back
+ *     by the server and by another host;
+ *   - the race of §5.2: contents the server thinks the host holds are
+ *     gone (notices lost), so HASH answers are re-read with FORCE_DATA;
+ *   - Coop: a delegated read served by a peer, then a peer that refuses
+ *     (bad token, NOENT) and one that is gone: the server is the fallback;
+ *   - a server restart: BAD_EPOCH, HELLO again, unstable blocks written
+ *     again before COMMIT; a registration replaced (UNKNOWN_HOST);
+ *   - a file changed behind the cache: getattr drops the mappings;
+ *   - no reply and BUSY: retried; eviction notices within max_evict;
+ *   - Dedup-W NEED_DATA after a new epoch emptied the tracker;
+ *   - a randomized run: four hosts of random variants, each with its own
+ *     peer server, on threads, random reads and writes of shared files,
+ *     every byte checked against a reference copy (seeded; seed printed).
+ *
+ * HOST_TEST_SECONDS (environment) bounds the randomized run (default 20).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cmocka.h>
+
+#include <seacache/host.h>
+#include <seacache/host_transport.h>
+#include <seacache/prng.h>
+
+#include "host_test.h"
+
+#define BS 4096u
+#define NBLK 40u
+#define FSIZE (NBLK * BS + 1000)	/* a short last block */
+#define SEED 0x4057ull
+
+static uint8_t base[FSIZE];
+static uint64_t base_id, clone_id;	/* clone: base with 3 blocks new */
+static uint8_t clone_bytes[FSIZE];
+
+/* ---- a transport that fails on demand ---- */
+
+struct ft {
+	struct sc_host_transport inner;
+	pthread_mutex_t lock;
+	int fail;		/* next calls: no reply */
+	int busy;		/* next calls: BUSY, not sent */
+	bool strip;		/* notices never reach the server */
+	bool bad_token;		/* tokens corrupted before a peer read */
+	uint32_t max_notices;	/* most notices in one request */
+	uint64_t id, epoch;	/* the last HELLO's */
+};
+
+static bool has_hdr(uint32_t proc)
+{
+	return proc != CSI_PROC_HELLO && proc != CSI_PROC_STATS &&
+	       proc != CSI_PROC_NULL;
+}
+
+static int ft_call(void *ctx, uint32_t proc, const void *args, void *res,
+		   void **reply)
+{
+	struct ft *f = ctx;
+	/* every request with a header starts with it */
+	struct csi_reqhdr *hdr = has_hdr(proc) ? (struct csi_reqhdr *)args :
+						 NULL;
+	uint32_t n = hdr ? hdr->nevicted : 0;
+	bool fail, busy, strip;
+	int err;
+
+	pthread_mutex_lock(&f->lock);
+	fail = f->fail > 0;
+	f->fail -= fail;
+	busy = !fail && f->busy > 0;
+	f->busy -= busy;
+	strip = f->strip;
+	if (n > f->max_notices)
+		f->max_notices = n;
+	pthread_mutex_unlock(&f->lock);
+	if (fail)
+		return -ECONNRESET;
+	if (busy) {
+		*(uint32_t *)res = CSI_ERR_BUSY;
+		*reply = NULL;
+		return 0;
+	}
+	if (strip && hdr)
+		hdr->nevicted = 0;
+	err = f->inner.call(f->inner.ctx, proc, args, res, reply);
+	if (strip && hdr)
+		hdr->nevicted = n;
+	return err;
+}
+
+static void ft_release(void *ctx, void *reply)
+{
+	struct ft *f = ctx;
+
+	f->inner.release(f->inner.ctx, reply);
+}
+
+static int ft_peer_fetch(void *ctx, const struct csi_peer_addr *where,
+			 uint64_t requester, uint64_t epoch,
+			 const struct sc_hash *h, const struct csi_token *tok,
+			 void *out)
+{
+	struct ft *f = ctx;
+	struct csi_token t = *tok;
+
+	pthread_mutex_lock(&f->lock);
+	if (f->bad_token)
+		t.mac[0] ^= 1;
+	pthread_mutex_unlock(&f->lock);
+	return f->inner.peer_fetch(f->inner.ctx, where, requester, epoch, h,
+				   &t, out);
+}
+
+static void ft_identity(void *ctx, uint64_t host, uint64_t epoch,
+			const uint8_t secret[CSI_SECRET_SIZE])
+{
+	struct ft *f = ctx;
+
+	pthread_mutex_lock(&f->lock);
+	f->id = host;
+	f->epoch = epoch;
+	pthread_mutex_unlock(&f->lock);
+	f->inner.identity(f->inner.ctx, host, epoch, secret);
+}
+
+/* ---- test hosts ---- */
+
+struct th {
+	struct sc_host *h;
+	struct sc_host_transport_state *st;
+	struct ft ft;
+	enum sc_host_variant v;
+};
+
+/* A loopback port nothing listens on: a peer that died. */
+static uint16_t dead_port(void)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sin);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sin, &len), 0);
+	close(fd);
+	return ntohs(sin.sin_port);
+}
+
+enum { PEER_NONE, PEER_SERVE, PEER_DEAD };
+
+static struct th *th_new(uint8_t uuid, enum sc_host_variant v,
+			 uint32_t cache_blocks, int peer)
+{
+	struct sc_host_transport_opts o = { .server = hb_server(),
+					    .port = hb_port(),
+					    .timeout_ms = 20000,
+					    .peer_bind = peer == PEER_SERVE ?
+							 "127.0.0.1" : NULL,
+					    .block_size = BS };
+	struct sc_host_config c = { .variant = v,
+				    .cache_blocks = cache_blocks };
+	struct th *t = calloc(1, sizeof(*t));
+	char name[32];
+
+	assert_non_null(t);
+	t->v = v;
+	memset(c.uuid, uuid, sizeof(c.uuid));
+	snprintf(name, sizeof(name), "test-%02x-%s", uuid,
+		 sc_host_variant_name(v));
+	c.name = name;
+	assert_int_equal(sc_host_transport_open(&o, &t->ft.inner, &t->st), 0);
+	sc_host_transport_peer_addr(t->st, &c.peer);
+	if (peer == PEER_DEAD) {
+		c.peer.family = CSI_AF_INET;
+		c.peer.addr[0] = 127;
+		c.peer.addr[3] = 1;
+		c.peer.port = dead_port();
+	}
+	pthread_mutex_init(&t->ft.lock, NULL);
+	c.tr.call = ft_call;
+	c.tr.release = ft_release;
+	c.tr.peer_fetch = ft_peer_fetch;
+	c.tr.identity = ft_identity;
+	c.tr.ctx = &t->ft;
+	assert_int_equal(sc_host_create(&c, &t->h), 0);
+	assert_int_equal(sc_host_block_size(t->h), BS);
+	assert_int_equal(sc_host_features(t->h), sc_host_variant_features(v));
+	sc_host_transport_set_host(t->st, t->h);
+	return t;
+}
+
+static void th_free(struct th *t)
+{
+	sc_host_transport_set_host(t->st, NULL);
+	sc_host_destroy(t->h);
+	sc_host_transport_close(t->st);
+	pthread_mutex_destroy(&t->ft.lock);
+	free(t);
+}
+
+static struct sc_host_stats th_stats(struct th *t)
+{
+	struct sc_host_stats s;
+
+	sc_host_get_stats(t->h, &s);
+	return s;
+}
+
+static size_t first_diff(const uint8_t *a, const uint8_t *b, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len && a[i] == b[i]; i++)
+		;
+	return i;
+}
+
+/* Reads [off, off + len) of file and checks it against ref (size bytes). */
+static void check_read(struct th *t, uint64_t file, const uint8_t *ref,
+		       uint64_t size, uint64_t off, size_t len)
+{
+	uint8_t *buf = malloc(len ? len : 1);
+	size_t want = off >= size ? 0 : (size - off < len ? size - off : len);
+	ssize_t got;
+
+	assert_non_null(buf);
+	memset(buf, 0xa5, len);
+	got = sc_host_read(t->h, file, off, buf, len);
+	if (got != (ssize_t)want)
+		fail_msg("%s: read %llu+%zu of a %llu-byte file: %zd",
+			 sc_host_variant_name(t->v), (unsigned long long)off,
+			 len, (unsigned long long)size, got);
+	if (want && memcmp(buf, ref + off, want))
+		fail_msg("%s: read %llu+%zu: byte %zu differs",
+			 sc_host_variant_name(t->v), (unsigned long long)off,
+			 len, first_diff(buf, ref + off, want));
+	free(buf);
+}
+
+/* The whole file, then random ranges, then the whole file again. */
+static void check_file(struct th *t, uint64_t file, const uint8_t *ref,
+		       uint64_t size, uint64_t seed)
+{
+	struct sc_prng r;
+	int i;
+
+	sc_prng_seed(&r, seed);
+	check_read(t, file, ref, size, 0, size);
+	for (i = 0; i < 24; i++) {
+		uint64_t off = sc_prng_below(&r, (uint32_t)size + BS);
+		size_t len = 1 + sc_prng_below(&r, 6 * BS);
+
+		check_read(t, file, ref, size, off, len);
+	}
+	check_read(t, file, ref, size, 0, size + 3 * BS);
+}
+
+/* The server's copy of name is ref[0..size). */
+static void check_server(const char *name, const uint8_t *ref, size_t size)
+{
+	uint8_t *buf = malloc(size + BS);
+	size_t got;
+
+	assert_non_null(buf);
+	got = hb_read_back(name, buf, size + BS);
+	assert_int_equal(got, size);
+	if (memcmp(buf, ref, size))
+		fail_msg("%s: byte %zu differs on the server", name,
+			 first_diff(buf, ref, size));
+	free(buf);
+}
+
+/* ---- reads ---- */
+
+static void test_read_variants(void **state)
+{
+	(void)state;
+	for (int v = 0; v < SC_VARIANT_COUNT; v++) {
+		struct th *t = th_new(0x10 + v, v, 256, v >= SC_VARIANT_COOP ? PEER_SERVE : PEER_NONE);
+		struct sc_host_stats s0, s1;
+
+		check_file(t, base_id, base, FSIZE, SEED + v);
+		check_file(t, clone_id, clone_bytes, FSIZE, SEED + 100 + v);
+		s0 = th_stats(t);
+		/* all cached now: not a call more */
+		check_read(t, base_id, base, FSIZE, 0, FSIZE);
+		s1 = th_stats(t);
+		printf("%s: data %llu, hash only %llu, content hits %llu, calls %llu\n",
+		       sc_host_variant_name(v),
+		       (unsigned long long)s1.server_data_blocks,
+		       (unsigned long long)s1.hash_only_blocks,
+		       (unsigned long long)s1.content_hits,
+		       (unsigned long long)s1.server_calls);
+		assert_int_equal(s1.server_calls, s0.server_calls);
+		assert_true(s1.addr_hits > s0.addr_hits);
+		/* the clone shares all but 3 blocks with the base */
+		if (v == SC_VARIANT_BASELINE || v == SC_VARIANT_READ_HASH ||
+		    v == SC_VARIANT_DEDUP_RW)
+			assert_int_equal(s1.hash_only_blocks, 0);
+		else
+			assert_true(s1.hash_only_blocks >= NBLK - 3 - 2);
+		if (v != SC_VARIANT_BASELINE)
+			assert_true(s1.server_data_blocks <= NBLK + 1 + 3);
+		else
+			assert_true(s1.server_data_blocks >= 2 * NBLK);
+		/* only after a failed delegation, to a host gone before */
+		assert_int_equal(s1.force_data_blocks, s1.peer_failures);
+		th_free(t);
+	}
+}
+
+/* ---- writes ---- */
+
+static void test_write_variants(void **state)
+{
+	static uint8_t ref[FSIZE + 8 * BS];
+	struct th *other;
+	struct sc_prng r;
+	char name[32];
+
+	(void)state;
+	other = th_new(0x20, SC_VARIANT_READ_HASH, 64, PEER_NONE);
+	sc_prng_seed(&r, SEED + 7);
+	for (int v = 0; v < SC_VARIANT_COUNT; v++) {
+		struct th *t = th_new(0x21 + v, v, 128, PEER_NONE);
+		uint64_t size = 0, id;
+		struct sc_host_stats s;
+
+		snprintf(name, sizeof(name), "w-%s", sc_host_variant_name(v));
+		id = hb_create(name, NULL, 0);
+		memset(ref, 0, sizeof(ref));
+		/* whole base content first: Dedup-W may send it by hash */
+		check_read(t, base_id, base, FSIZE, 0, FSIZE);
+		for (int i = 0; i < 30; i++) {
+			uint64_t off = sc_prng_below(&r, FSIZE);
+			size_t len = 1 + sc_prng_below(&r, 5 * BS);
+			bool stable = sc_prng_below(&r, 2);
+			uint8_t *src = sc_prng_below(&r, 2) ? base + off % BS :
+							       NULL;
+			uint8_t tmp[5 * BS];
+
+			if (!src) {
+				sc_prng_fill(&r, tmp, len);
+				src = tmp;
+			}
+			if (off + len > sizeof(ref))
+				len = sizeof(ref) - off;
+			/* whole blocks of base at their own offset, often */
+			if (i % 3 == 0) {
+				off -= off % BS;
+				len = 4 * BS;
+				src = base + off;
+				if (off + len > FSIZE)
+					continue;
+			}
+			assert_int_equal(sc_host_write(t->h, id, off, src, len,
+						       stable), (ssize_t)len);
+			memcpy(ref + off, src, len);
+			if (off + len > size)
+				size = off + len;
+			if (i % 7 == 6)
+				assert_int_equal(sc_host_commit(t->h, id), 0);
+			if (i % 5 == 4)
+				check_read(t, id, ref, size,
+					   sc_prng_below(&r, (uint32_t)size),
+					   3 * BS);
+		}
+		assert_int_equal(sc_host_commit(t->h, id), 0);
+		s = th_stats(t);
+		assert_int_equal(s.pinned_blocks, 0);
+		if (v == SC_VARIANT_DEDUP_RW || v == SC_VARIANT_SEACACHE)
+			assert_true(s.write_hash_blocks > 0);
+		else
+			assert_int_equal(s.write_hash_blocks, 0);
+		check_file(t, id, ref, size, SEED + 200 + v);
+		check_server(name, ref, size);
+		/* another host, after an open */
+		{
+			struct csi_fileattr a;
+
+			assert_int_equal(sc_host_getattr(other->h, id, &a), 0);
+			assert_int_equal(a.size, size);
+			check_file(other, id, ref, size, SEED + 300 + v);
+		}
+		th_free(t);
+	}
+	th_free(other);
+}
+
+/* ---- races and faults ---- */
+
+/*
+ * The server believes the host holds what it evicted (the notices never
+ * arrive): HASH answers for contents not cached are read again, and only
+ * they, with FORCE_DATA.
+ */
+static void test_force_data(void **state)
+{
+	struct th *t = th_new(0x30, SC_VARIANT_TRACKER, 8, PEER_NONE);
+	struct sc_host_stats s;
+
+	(void)state;
+	t->ft.strip = true;
+	check_read(t, base_id, base, FSIZE, 0, FSIZE);
+	check_read(t, clone_id, clone_bytes, FSIZE, 0, FSIZE);
+	s = th_stats(t);
+	assert_true(s.force_data_blocks >= NBLK - 3 - 8);
+	assert_true(s.hash_only_blocks >= s.force_data_blocks);
+	t->ft.strip = false;
+	th_free(t);
+}
+
+/* A peer serves, then refuses (bad token, NOENT), then is gone. */
+static void test_peers(void **state)
+{
+	struct th *a = th_new(0x31, SC_VARIANT_COOP, 256, PEER_SERVE);
+	struct th *b = th_new(0x32, SC_VARIANT_COOP, 256, PEER_SERVE);
+	struct th *c, *d;
+	struct sc_peer_server_stats ps;
+	struct sc_host_stats s;
+
+	(void)state;
+	check_read(a, base_id, base, FSIZE, 0, FSIZE);
+	check_read(b, clone_id, clone_bytes, 4 * BS, 0, 4 * BS);
+	s = th_stats(b);
+	assert_true(s.peer_blocks >= 1);
+	sc_host_transport_peer_stats(a->st, &ps);
+	assert_int_equal(ps.served, s.peer_blocks);
+	assert_int_equal(th_stats(a).peer_served, s.peer_blocks);
+
+	/* forged tokens: BAD_TOKEN, then the server */
+	b->ft.bad_token = true;
+	check_read(b, clone_id, clone_bytes, FSIZE, 4 * BS, 8 * BS);
+	s = th_stats(b);
+	assert_true(s.peer_failures >= 1);
+	assert_int_equal(s.force_data_blocks, s.peer_failures);
+	sc_host_transport_peer_stats(a->st, &ps);
+	assert_true(ps.bad_token >= 1);
+	b->ft.bad_token = false;
+
+	/* a's cache no longer answers: NOENT */
+	sc_host_transport_set_host(a->st, NULL);
+	check_read(b, clone_id, clone_bytes, FSIZE, 12 * BS, 8 * BS);
+	sc_host_transport_peer_stats(a->st, &ps);
+	assert_true(ps.noent >= 1);
+	sc_host_transport_set_host(a->st, a->h);
+
+	/*
+	 * a is gone (it withdrew its address, §11.7); d's peer died (its
+	 * address refuses connections): the server is the fallback
+	 */
+	th_free(a);
+	d = th_new(0x3a, SC_VARIANT_COOP, 256, PEER_DEAD);
+	check_read(d, base_id, base, FSIZE, 0, FSIZE);
+	c = th_new(0x33, SC_VARIANT_COOP, 256, PEER_NONE);
+	check_read(c, base_id, base, FSIZE, 0, FSIZE);
+	check_read(b, clone_id, clone_bytes, FSIZE, 0, FSIZE);
+	s = th_stats(c);
+	assert_int_equal(s.peer_blocks + s.peer_failures, s.delegations);
+	/* blocks 20 and up of the base only d holds */
+	assert_true(s.peer_failures >= 1);
+	th_free(b);
+	th_free(c);
+	th_free(d);
+}
+
+/* A new epoch: HELLO again, data again, unstable blocks written again. */
+static void test_restart(void **state)
+{
+	struct th *t = th_new(0x34, SC_VARIANT_SEACACHE, 256, PEER_SERVE);
+	static uint8_t ref[FSIZE];
+	struct sc_host_stats s0, s1;
+	struct csi_fileattr a;
+	uint64_t id, epoch;
+
+	(void)state;
+	id = hb_create("restart", NULL, 0);
+	check_read(t, base_id, base, FSIZE, 0, FSIZE);
+	memcpy(ref, clone_bytes, FSIZE);
+	assert_int_equal(sc_host_write(t->h, id, 0, ref, FSIZE, false),
+			 FSIZE);
+	s0 = th_stats(t);
+	assert_int_equal(s0.pinned_blocks, NBLK + 1);
+	epoch = t->ft.epoch;
+	hb_restart();
+	/* address hits need no server: an open finds the new epoch */
+	assert_int_equal(sc_host_getattr(t->h, base_id, &a), 0);
+	/* every mapping went with the epoch: the server is asked again */
+	check_read(t, base_id, base, FSIZE, 0, FSIZE);
+	s1 = th_stats(t);
+	assert_int_not_equal(t->ft.epoch, epoch);
+	assert_int_equal(s1.registrations, 2);
+	assert_true(s1.server_calls > s0.server_calls);
+	assert_int_equal(sc_host_commit(t->h, id), 0);
+	s1 = th_stats(t);
+	assert_int_equal(s1.pinned_blocks, 0);
+	/* written again, as data */
+	assert_true(s1.write_data_bytes >= s0.write_data_bytes + NBLK * BS);
+	check_server("restart", ref, FSIZE);
+	check_file(t, id, ref, FSIZE, SEED + 400);
+	th_free(t);
+}
+
+/* Another registration of the same uuid: UNKNOWN_HOST, HELLO again. */
+static void test_replaced(void **state)
+{
+	struct th *x = th_new(0x35, SC_VARIANT_TRACKER, 64, PEER_NONE);
+	struct th *y;
+
+	(void)state;
+	check_read(x, base_id, base, FSIZE, 0, 8 * BS);
+	y = th_new(0x35, SC_VARIANT_TRACKER, 64, PEER_NONE);
+	check_read(x, base_id, base, FSIZE, 8 * BS, 8 * BS);
+	assert_int_equal(th_stats(x).registrations, 2);
+	check_read(y, base_id, base, FSIZE, 0, FSIZE);
+	assert_int_equal(th_stats(y).registrations, 2);
+	th_free(x);
+	th_free(y);
+}
+
+/* A file changed behind the cache: an open (getattr) drops its map. */
+static void test_changed_behind(void **state)
+{
+	struct th *t = th_new(0x36, SC_VARIANT_SEACACHE, 256, PEER_NONE);
+	static uint8_t ref[FSIZE + BS];
+	struct csi_fileattr a0, a1;
+	struct sc_prng r;
+	uint64_t id;
+
+	(void)state;
+	memcpy(ref, base, FSIZE);
+	id = hb_create("behind", ref, FSIZE);
+	assert_int_equal(sc_host_getattr(t->h, id, &a0), 0);
+	check_file(t, id, ref, FSIZE, SEED + 500);
+	sc_prng_seed(&r, SEED + 501);
+	sc_prng_fill(&r, ref + 5 * BS + 100, 3 * BS);
+	hb_write_behind("behind", 5 * BS + 100, ref + 5 * BS + 100, 3 * BS);
+	sc_prng_fill(&r, ref + FSIZE, BS);
+	hb_write_behind("behind", FSIZE, ref + FSIZE, BS);
+	assert_int_equal(sc_host_getattr(t->h, id, &a1), 0);
+	assert_int_not_equal(a1.change, a0.change);
+	assert_int_equal(a1.size, FSIZE + BS);
+	assert_int_equal(th_stats(t).files_dropped, 1);
+	check_file(t, id, ref, FSIZE + BS, SEED + 502);
+	th_free(t);
+}
+
+/* No reply, BUSY: retried; BUSY for too long: -EBUSY. */
+static void test_faults(void **state)
+{
+	struct th *t = th_new(0x37, SC_VARIANT_TRACKER, 64, PEER_NONE);
+	uint8_t buf[BS];
+
+	(void)state;
+	t->ft.fail = 3;
+	check_read(t, base_id, base, FSIZE, 0, 4 * BS);
+	t->ft.busy = 3;
+	check_read(t, base_id, base, FSIZE, 4 * BS, 4 * BS);
+	t->ft.busy = 100;
+	assert_int_equal(sc_host_read(t->h, base_id, 20 * BS, buf, BS),
+			 -EBUSY);
+	t->ft.busy = 0;
+	check_read(t, base_id, base, FSIZE, 0, FSIZE);
+	th_free(t);
+}
+
+/* A small cache: every eviction is told, never more than max_evict. */
+static void test_notices(void **state)
+{
+	struct th *t = th_new(0x38, SC_VARIANT_TRACKER, 4, PEER_NONE);
+	struct sc_host_stats s;
+
+	(void)state;
+	check_read(t, base_id, base, FSIZE, 0, FSIZE);
+	check_read(t, clone_id, clone_bytes, FSIZE, 0, FSIZE);
+	assert_int_equal(sc_host_idle(t->h), 0);
+	s = th_stats(t);
+	assert_true(s.cache.evictions > NBLK);
+	assert_int_equal(s.notices_sent, s.cache.evictions);
+	assert_int_equal(s.notices_dropped, 0);
+	assert_true(t->ft.max_notices <= hb_max_evict);
+	assert_true(t->ft.max_notices > 0);
+	/*
+	 * told: no HASH answer for what was evicted before the call; only
+	 * what the reply's own blocks pushed out of 4 slots is re-read
+	 */
+	assert_true(s.force_data_blocks <= 4);
+	th_free(t);
+}
+
+/* Dedup-W: by hash while the tracker lists it, NEED_DATA once it does not. */
+static void test_need_data(void **state)
+{
+	struct th *t = th_new(0x39, SC_VARIANT_DEDUP_RW, 256, PEER_NONE);
+	struct sc_host_stats s;
+	uint64_t id1, id2;
+
+	(void)state;
+	id1 = hb_create("nd1", NULL, 0);
+	id2 = hb_create("nd2", NULL, 0);
+	check_read(t, base_id, base, FSIZE, 0, FSIZE);
+	assert_int_equal(sc_host_write(t->h, id1, 0, base, FSIZE, true),
+			 FSIZE);
+	s = th_stats(t);
+	assert_true(s.write_hash_blocks >= NBLK - 2);
+	assert_int_equal(s.write_need_data, 0);
+	hb_restart();
+	/* the content is cached, the new tracker lists none of it */
+	assert_int_equal(sc_host_write(t->h, id2, 0, base, FSIZE, true),
+			 FSIZE);
+	s = th_stats(t);
+	assert_true(s.write_need_data >= NBLK - 2);
+	check_server("nd1", base, FSIZE);
+	check_server("nd2", base, FSIZE);
+	th_free(t);
+}
+
+/* ---- randomized: hosts, files, reads and writes ---- */
+
+#define RND_HOSTS 4
+#define RND_FILES 6
+#define RND_MAX (24 * BS)
+
+struct rnd_file {
+	pthread_mutex_t lock;		/* one operation at a time */
+	uint64_t id;
+	uint8_t ref[RND_MAX];		/* what the file must hold */
+	uint64_t size;
+	uint64_t version;		/* writes so far */
+};
+
+static struct rnd_file rf[RND_FILES];
+static volatile int rnd_stop;
+
+struct rnd_host {
+	pthread_t thread;
+	struct th *t;
+	uint64_t seed;
+	uint64_t seen[RND_FILES];	/* the version last looked at */
+	uint64_t ops, reads, writes;
+	char err[256];
+};
+
+/* Blocks from a small pool, so that the files share content. */
+static void rnd_data(struct sc_prng *r, uint8_t *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i += BS) {
+		size_t n = len - i < BS ? len - i : BS;
+
+		if (sc_prng_below(r, 3))
+			memcpy(buf + i, base + sc_prng_below(r, 8) * BS, n);
+		else
+			sc_prng_fill(r, buf + i, n);
+	}
+}
+
+static int rnd_op(struct rnd_host *rh, struct sc_prng *r)
+{
+	static __thread uint8_t buf[RND_MAX];
+	uint32_t k = sc_prng_below(r, RND_FILES);
+	struct rnd_file *f = &rf[k];
+	struct sc_host *h = rh->t->h;
+	struct csi_fileattr a;
+	uint64_t off;
+	size_t len, want;
+	ssize_t got;
+	int rc = 0;
+
+	pthread_mutex_lock(&f->lock);
+	/* close-to-open: another host wrote since: open again */
+	if (rh->seen[k] != f->version || !sc_prng_below(r, 16)) {
+		rc = sc_host_getattr(h, f->id, &a);
+		if (rc || a.size != f->size) {
+			snprintf(rh->err, sizeof(rh->err),
+				 "getattr file %u: %d, size %llu, want %llu",
+				 k, rc, (unsigned long long)a.size,
+				 (unsigned long long)f->size);
+			rc = -1;
+			goto out;
+		}
+		rh->seen[k] = f->version;
+	}
+	off = sc_prng_below(r, RND_MAX);
+	len = 1 + sc_prng_below(r, (uint32_t)(RND_MAX - off));
+	if (sc_prng_below(r, 3)) {
+		rh->reads++;
+		want = off >= f->size ? 0 :
+		       (f->size - off < len ? f->size - off : len);
+		got = sc_host_read(h, f->id, off, buf, len);
+		if (got != (ssize_t)want || memcmp(buf, f->ref + off, want)) {
+			snprintf(rh->err, sizeof(rh->err),
+				 "read file %u %llu+%zu: %zd of %zu bytes, first difference at %zu",
+				 k, (unsigned long long)off, len, got, want,
+				 got > 0 ? first_diff(buf, f->ref + off,
+						      (size_t)got) : 0);
+			rc = -1;
+		}
+		goto out;
+	}
+	rh->writes++;
+	if (sc_prng_below(r, 2)) {
+		/* whole blocks, mostly */
+		off -= off % BS;
+		len = len < BS ? BS : len - len % BS;
+		if (off + len > RND_MAX)
+			len = RND_MAX - off;
+	}
+	rnd_data(r, buf, len);
+	got = sc_host_write(h, f->id, off, buf, len, sc_prng_below(r, 2));
+	if (got != (ssize_t)len) {
+		snprintf(rh->err, sizeof(rh->err), "write file %u: %zd", k,
+			 got);
+		rc = -1;
+		goto out;
+	}
+	memcpy(f->ref + off, buf, len);
+	if (off + len > f->size)
+		f->size = off + len;
+	f->version++;
+	rh->seen[k] = f->version;
+	/* written data leaves the host only as far as COMMIT */
+	if (sc_prng_below(r, 4) == 0) {
+		rc = sc_host_commit(h, f->id);
+		if (rc)
+			snprintf(rh->err, sizeof(rh->err), "commit: %d", rc);
+	}
+out:
+	pthread_mutex_unlock(&f->lock);
+	return rc;
+}
+
+static void *rnd_main(void *arg)
+{
+	struct rnd_host *rh = arg;
+	struct sc_prng r;
+
+	sc_prng_seed(&r, rh->seed);
+	while (!rnd_stop) {
+		if (rnd_op(rh, &r))
+			break;
+		rh->ops++;
+		if (rh->ops % 64 == 0)
+			sc_host_idle(rh->t->h);
+	}
+	return NULL;
+}
+
+static void test_random(void **state)
+{
+	struct rnd_host rh[RND_HOSTS];
+	const char *env = getenv("HOST_TEST_SECONDS");
+	int seconds = env ? atoi(env) : 20;
+	uint64_t seed = (uint64_t)time(NULL);
+	struct sc_prng r;
+	char name[32];
+	int i, k;
+
+	(void)state;
+	env = getenv("HOST_TEST_SEED");
+	if (env)
+		seed = strtoull(env, NULL, 0);
+	printf("randomized: seed %llu (HOST_TEST_SEED), %d s (HOST_TEST_SECONDS), %s server\n",
+	       (unsigned long long)seed, seconds, hb_name);
+	sc_prng_seed(&r, seed);
+	for (k = 0; k < RND_FILES; k++) {
+		pthread_mutex_init(&rf[k].lock, NULL);
+		rf[k].size = 8 * BS + sc_prng_below(&r, 8 * BS);
+		memset(rf[k].ref, 0, sizeof(rf[k].ref));
+		rnd_data(&r, rf[k].ref, rf[k].size);
+		snprintf(name, sizeof(name), "rnd%d", k);
+		rf[k].id = hb_create(name, rf[k].ref, rf[k].size);
+		rf[k].version = 1;
+	}
+	memset(rh, 0, sizeof(rh));
+	for (i = 0; i < RND_HOSTS; i++) {
+		enum sc_host_variant v = sc_prng_below(&r, SC_VARIANT_COUNT);
+
+		/* small caches: evictions, notices, FORCE_DATA races */
+		rh[i].t = th_new(0x60 + i, v, 16 + sc_prng_below(&r, 64),
+				 PEER_SERVE);
+		rh[i].seed = seed * 131 + i;
+		printf("  host %d: %s\n", i, sc_host_variant_name(v));
+	}
+	rnd_stop = 0;
+	for (i = 0; i < RND_HOSTS; i++)
+		assert_int_equal(pthread_create(&rh[i].thread, NULL, rnd_main,
+						&rh[i]), 0);
+	sleep(seconds);
+	rnd_stop = 1;
+	for (i = 0; i < RND_HOSTS; i++)
+		pthread_join(rh[i].thread, NULL);
+	for (i = 0; i < RND_HOSTS; i++) {
+		struct sc_host_stats s = th_stats(rh[i].t);
+
+		printf("  host %d: %llu ops (%llu reads, %llu writes); addr hits %llu, content hits %llu, misses %llu, force %llu, peer %llu/%llu, need data %llu\n",
+		       i, (unsigned long long)rh[i].ops,
+		       (unsigned long long)rh[i].reads,
+		       (unsigned long long)rh[i].writes,
+		       (unsigned long long)s.addr_hits,
+		       (unsigned long long)s.content_hits,
+		       (unsigned long long)s.misses,
+		       (unsigned long long)s.force_data_blocks,
+		       (unsigned long long)s.peer_blocks,
+		       (unsigned long long)s.delegations,
+		       (unsigned long long)s.write_need_data);
+		if (rh[i].err[0])
+			fail_msg("host %d (seed %llu): %s", i,
+				 (unsigned long long)seed, rh[i].err);
+		assert_true(rh[i].ops > 0);
+	}
+	for (k = 0; k < RND_FILES; k++) {
+		for (i = 0; i < RND_HOSTS; i++)
+			assert_int_equal(sc_host_commit(rh[i].t->h, rf[k].id),
+					 0);
+		snprintf(name, sizeof(name), "rnd%d", k);
+		check_server(name, rf[k].ref, rf[k].size);
+	}
+	for (i = 0; i < RND_HOSTS; i++)
+		th_free(rh[i].t);
+}
+
+static int setup(void **state)
+{
+	struct sc_prng r;
+
+	(void)state;
+	sc_prng_seed(&r, SEED);
+	sc_prng_fill(&r, base, sizeof(base));
+	memcpy(clone_bytes, base, sizeof(base));
+	sc_prng_fill(&r, clone_bytes + 2 * BS, BS);
+	sc_prng_fill(&r, clone_bytes + 17 * BS, BS);
+	sc_prng_fill(&r, clone_bytes + 33 * BS, BS);
+	if (hb_setup())
+		return -1;
+	base_id = hb_create("base", base, FSIZE);
+	clone_id = hb_create("clone", clone_bytes, FSIZE);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	hb_teardown();
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_read_variants),
+		cmocka_unit_test(test_write_variants),
+		cmocka_unit_test(test_force_data),
+		cmocka_unit_test(test_peers),
+		cmocka_unit_test(test_replaced),
+		cmocka_unit_test(test_changed_behind),
+		cmocka_unit_test(test_faults),
+		cmocka_unit_test(test_notices),
+		cmocka_unit_test(test_restart),
+		cmocka_unit_test(test_need_data),
+		cmocka_unit_test(test_random),
+	};
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (getenv("HOST_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("HOST_TEST_FILTER"));
+	return cmocka_run_group_tests_name("host", tests, setup, teardown);
+}
