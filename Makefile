@@ -9,12 +9,13 @@ LAB_ARGS   ?=
 FUZZ_SECONDS ?= 600
 
 .PHONY: all deps deps-kernel build build-asan test test-unit test-kernel \
-	test-fsal lab bench bench-fsal checkpatch fuzz clean help
+	test-fsal lab bench bench-fsal checkpatch fuzz clean help sim-plots
 
 all: build
 
 help:
-	@echo "make lab          run the main job: the core demo on a generated VDI storm"
+	@echo "make lab          run the main job: boot and virus-scan storms from 2 hosts x 4 VMs against"
+	@echo "                  ganesha.nfsd with FSAL_DEDUP on loopback, Baseline (NFS) vs SeaCache"
 	@echo "make test         all tests: unit (plain and ASan+UBSan), a short fuzz run, kernel (QEMU guest),"
 	@echo "                  FSAL (a real ganesha.nfsd with FSAL_VFS and FSAL_DEDUP)"
 	@echo "make test-unit    unit tests only (plain and ASan+UBSan)"
@@ -22,12 +23,13 @@ help:
 	@echo "make test-fsal    FSAL tests only (ganesha.nfsd in private namespaces, libnfs client)"
 	@echo "make bench        speed and memory of the core, the CSI codec and transport, the dedup"
 	@echo "                  store (dstore-bench), NFS over FSAL_VFS vs FSAL_DEDUP and the CSI"
-	@echo "                  service's READ targets (csi-service-bench)"
+	@echo "                  service's READ targets (csi-service-bench), the simulator's replay speed"
 	@echo "make bench-fsal   NFS over FSAL_VFS vs FSAL_DEDUP only (scripts/fsal-bench)"
+	@echo "make sim-plots    seacache-sim on a generated VDI workload: CSV and paper-style PNGs in plots/"
 	@echo "make checkpatch   kernel style check of everything compiled into a module"
 	@echo "make fuzz         libFuzzer on every CSI decoder, FUZZ_SECONDS (600) per target"
 	@echo "make clean        remove build outputs (the kernel and Ganesha caches in /var/cache/seacache stay)"
-	@echo "LAB_ARGS='--help' make lab   shows the demo's options"
+	@echo "LAB_ARGS='--help' make lab   shows the lab's options"
 
 # build: compilers and libraries; ganesha: ganesha.nfsd, libnfs and what
 # building FSAL_DEDUP needs (part of every non-sanitizer build).
@@ -64,16 +66,22 @@ test-fsal: build
 	ctest --test-dir $(BUILD) --output-on-failure -L fsal
 
 lab: build
-	$(BUILD)/tools/core-demo/seacache-core-demo $(LAB_ARGS)
+	@scripts/install-deps lab
+	scripts/lab --build $(abspath $(BUILD)) $(LAB_ARGS)
 
 bench: build
 	scripts/bench $(BUILD)
+	$(BUILD)/tools/sim/seacache-sim bench
 	$(BUILD)/tools/bench/dstore-bench
 	scripts/fsal-bench --build $(BUILD)
 	$(BUILD)/tools/bench/csi-service-bench
 
 bench-fsal: build
 	scripts/fsal-bench --build $(BUILD)
+
+sim-plots: build
+	@scripts/install-deps sim
+	tools/sim/sim-plots $(BUILD) plots
 
 checkpatch:
 	@scripts/install-deps style

@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Workload replay for seacache-host: see replay.h.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <seacache/hash.h>
+
+#include "replay.h"
+#include "trace.h"
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t n = *cap ? *cap : 64;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	q = realloc(*p, n * elem);
+	if (!q)
+		return -1;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+int replay_load(struct replay *r, const char *path, unsigned int vm_first,
+		unsigned int nvms, char *err, size_t errlen)
+{
+	struct sim_trace *t;
+	struct sim_req q;
+	size_t *cap = calloc(nvms, sizeof(*cap)), fcap = 0;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->vm_first = vm_first;
+	r->nvms = nvms;
+	r->reqs = calloc(nvms, sizeof(*r->reqs));
+	r->nreqs = calloc(nvms, sizeof(*r->nreqs));
+	if (!cap || !r->reqs || !r->nreqs) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	t = sim_trace_open(path, "seacache", 0, err, errlen);
+	if (!t)
+		goto fail;
+	r->block_size = sim_trace_block_size(t);
+	while ((rc = sim_trace_next(t, &q)) == 1) {
+		unsigned int v = q.vm - vm_first;
+		struct vm_req *vr;
+
+		if (q.vm < vm_first || v >= nvms)
+			continue;
+		if (q.op != 'R') {
+			snprintf(err, errlen,
+				 "%s writes (VM %u, image %llu): seacache-host replays read storms (boot, scan)",
+				 path, q.vm, (unsigned long long)q.file);
+			sim_trace_close(t);
+			goto fail;
+		}
+		if (q.fp_len == 0 || (r->fp_len && q.fp_len != r->fp_len)) {
+			snprintf(err, errlen,
+				 "%s: requests need fingerprints of one length",
+				 path);
+			sim_trace_close(t);
+			goto fail;
+		}
+		r->fp_len = q.fp_len;
+		if (grow((void **)&r->reqs[v], &cap[v], r->nreqs[v] + 1,
+			 sizeof(**r->reqs)) ||
+		    grow((void **)&r->fps, &fcap,
+			 (r->nfps + q.nblocks) * q.fp_len, 1)) {
+			snprintf(err, errlen, "out of memory loading %s", path);
+			sim_trace_close(t);
+			goto fail;
+		}
+		vr = &r->reqs[v][r->nreqs[v]++];
+		vr->lbn = q.lbn;
+		vr->nblocks = q.nblocks;
+		vr->image = (uint32_t)q.file;
+		vr->op = q.op;
+		vr->fp_at = (uint32_t)r->nfps;
+		memcpy(r->fps + r->nfps * q.fp_len, q.fp,
+		       (size_t)q.nblocks * q.fp_len);
+		r->nfps += q.nblocks;
+		r->total_requests++;
+	}
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: %s", path, sim_trace_error(t));
+		sim_trace_close(t);
+		goto fail;
+	}
+	if (sim_trace_stats(t)->malformed) {
+		sim_trace_report(t, stderr);
+		snprintf(err, errlen, "%s: %llu malformed lines (listed above)",
+			 path,
+			 (unsigned long long)sim_trace_stats(t)->malformed);
+		sim_trace_close(t);
+		goto fail;
+	}
+	sim_trace_close(t);
+	free(cap);
+	return 0;
+fail:
+	free(cap);
+	replay_free(r);
+	return -1;
+}
+
+void replay_free(struct replay *r)
+{
+	for (unsigned int v = 0; r->reqs && v < r->nvms; v++)
+		free(r->reqs[v]);
+	free(r->reqs);
+	free(r->nreqs);
+	free(r->fps);
+	memset(r, 0, sizeof(*r));
+}
+
+struct vm_run {
+	const struct replay *r;
+	const struct backend_ops *ops;
+	void *be;
+	unsigned int v;
+	bool verify;
+	void *vmctx;
+	struct vm_result *res;
+	_Atomic uint64_t done;
+	atomic_bool finished;
+};
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+	float x = *(const float *)a, y = *(const float *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Checks each block of buf against the request's fingerprints. */
+static void verify_blocks(struct vm_run *w, struct sc_hasher *hs,
+			  const struct vm_req *q, const uint8_t *buf)
+{
+	const struct replay *r = w->r;
+	struct sc_hash h;
+
+	for (uint32_t i = 0; i < q->nblocks; i++) {
+		const uint8_t *fp = r->fps + ((size_t)q->fp_at + i) * r->fp_len;
+
+		if (sc_hasher_digest(hs, buf + (size_t)i * r->block_size,
+				     r->block_size, &h) ||
+		    memcmp(h.b, fp, r->fp_len)) {
+			if (!w->res->mismatches)
+				fprintf(stderr,
+					"seacache-host: VM %u image %u block %llu does not match the workload\n",
+					r->vm_first + w->v, q->image,
+					(unsigned long long)(q->lbn + i));
+			w->res->mismatches++;
+		}
+		w->res->verified++;
+	}
+}
+
+static void *vm_main(void *arg)
+{
+	struct vm_run *w = arg;
+	const struct replay *r = w->r;
+	size_t n = r->nreqs[w->v], cap = 0;
+	struct sc_hasher *hs = w->verify ? sc_hasher_new() : NULL;
+	float *lat = malloc((n ? n : 1) * sizeof(*lat));
+	uint8_t *buf = NULL;
+	double t0 = now_us(), sum = 0;
+
+	if (!lat || (w->verify && !hs)) {
+		w->res->errors = n ? n : 1;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct vm_req *q = &r->reqs[w->v][i];
+		size_t len = (size_t)q->nblocks * r->block_size;
+		double s;
+		int rc;
+
+		if (grow((void **)&buf, &cap, len, 1)) {
+			w->res->errors++;
+			break;
+		}
+		s = now_us();
+		rc = w->ops->read(w->be, w->vmctx, q->image,
+				  q->lbn * r->block_size, buf, len);
+		lat[i] = (float)(now_us() - s);
+		sum += lat[i];
+		w->res->requests++;
+		w->res->blocks += q->nblocks;
+		w->res->bytes += len;
+		if (rc) {
+			if (!w->res->errors)
+				fprintf(stderr,
+					"seacache-host: VM %u read of image %u block %llu: %s\n",
+					r->vm_first + w->v, q->image,
+					(unsigned long long)q->lbn,
+					strerror(-rc));
+			w->res->errors++;
+		} else if (hs) {
+			verify_blocks(w, hs, q, buf);
+		}
+		atomic_store(&w->done, i + 1);
+	}
+	w->res->seconds = (now_us() - t0) / 1e6;
+	if (w->res->requests) {
+		qsort(lat, w->res->requests, sizeof(*lat), cmp_float);
+		w->res->lat_mean_us = sum / (double)w->res->requests;
+		w->res->lat_p50_us = lat[w->res->requests / 2];
+		w->res->lat_p99_us = lat[(w->res->requests * 99) / 100];
+	}
+out:
+	free(lat);
+	free(buf);
+	sc_hasher_free(hs);
+	atomic_store(&w->finished, true);
+	return NULL;
+}
+
+int replay_run(const struct replay *r, const struct backend_ops *ops,
+	       void *be, bool verify, bool progress, struct vm_result *res,
+	       char *err, size_t errlen)
+{
+	struct vm_run *w = calloc(r->nvms, sizeof(*w));
+	pthread_t *th = calloc(r->nvms, sizeof(*th));
+	unsigned int v, started = 0;
+	int rc = 0;
+
+	if (!w || !th) {
+		snprintf(err, errlen, "out of memory");
+		rc = -1;
+		goto out;
+	}
+	for (v = 0; v < r->nvms; v++) {
+		memset(&res[v], 0, sizeof(res[v]));
+		w[v] = (struct vm_run){ .r = r, .ops = ops, .be = be, .v = v,
+					.verify = verify, .res = &res[v] };
+		w[v].vmctx = ops->vm_open(be, r->vm_first + v, err, errlen);
+		if (!w[v].vmctx) {
+			rc = -1;
+			break;
+		}
+	}
+	for (v = 0; !rc && v < r->nvms; v++) {
+		if (pthread_create(&th[v], NULL, vm_main, &w[v])) {
+			snprintf(err, errlen, "cannot start VM threads");
+			rc = -1;
+			break;
+		}
+		started++;
+	}
+	while (progress && started == r->nvms) {
+		uint64_t done = 0;
+		unsigned int finished = 0;
+
+		for (v = 0; v < r->nvms; v++) {
+			done += atomic_load(&w[v].done);
+			finished += atomic_load(&w[v].finished);
+		}
+		fprintf(stderr, "\r  %llu/%llu requests",
+			(unsigned long long)done,
+			(unsigned long long)r->total_requests);
+		if (finished == r->nvms)
+			break;
+		usleep(500 * 1000);
+	}
+	if (progress)
+		fputc('\n', stderr);
+	for (v = 0; v < started; v++)
+		pthread_join(th[v], NULL);
+	for (v = 0; v < r->nvms; v++)
+		if (w[v].vmctx)
+			ops->vm_close(be, w[v].vmctx);
+out:
+	free(w);
+	free(th);
+	return rc;
+}

@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * seacache-host: one process is one VDI host.  It runs VMs VM_FIRST ..
+ * VM_FIRST + VMS - 1 of a workload at once, each replaying its requests
+ * against its own image file through the host's one cache, and prints
+ * per-VM and per-host statistics (text, or key=value lines for the lab).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends.h"
+#include "replay.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: seacache-host --workload FILE (--server ADDR | --mode nfs --nfs-url URL)\n"
+"                     [options]\n"
+"   or: seacache-host --load IMAGE --nfs-url URL [--dir DIR]\n"
+"       (copies a local image into the export over NFS)\n"
+"Replays VMs of a read storm (the SeaCache workload format) as one host.\n"
+"\n"
+"  --workload FILE      the storm (seacache-workload storm ...)\n"
+"  --server ADDR        csi: the CSI service's numeric address\n"
+"  --mode nfs|csi       nfs: plain NFSv3 and an address-indexed cache (the\n"
+"                       lab's Baseline); csi: the SeaCache host library\n"
+"                       (default)\n"
+"  --nfs-url URL        nfs: nfs://ADDR/EXPORT[?nfsport=P&mountport=P]\n"
+"  --variant NAME       csi: baseline, readhash, tracker, push, coop,\n"
+"                       dedup-rw or seacache (default)\n"
+"  --csi-port P         the CSI service's port (12050)\n"
+"  --export PATH        the export's pseudo path (/export)\n"
+"  --dir DIR            the images' directory below the export (lab)\n"
+"  --pattern FMT        image k's file name, printf of k (vm-%%03u.img)\n"
+"  --vm-first N         first VM of the workload this host runs (0)\n"
+"  --vms K              how many (4)\n"
+"  --cache-mib M        host cache size (64)\n"
+"  --policy P           csi: content cache eviction (default elru:16)\n"
+"  --peer-bind ADDR     csi: serve peer reads on ADDR (coop, seacache)\n"
+"  --name NAME          host name, also its identity (host)\n"
+"  --no-verify          do not check blocks against the workload\n"
+"  --kv                 key=value lines instead of text\n"
+"  --quiet              no progress line\n"
+"  --help\n"
+"Exit status: 0 all reads right, 1 a read failed or mismatched, 2 usage,\n"
+"3 could not run.\n");
+}
+
+struct opts {
+	const char *workload, *server, *nfs_url, *mode, *variant, *policy;
+	const char *peer_bind, *load;
+	const char *name;
+	struct host_paths paths;
+	unsigned int vm_first, vms, csi_port, cache_mib;
+	bool verify, kv, quiet;
+};
+
+static int parse_uint(const char *s, unsigned int max, unsigned int *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v > max)
+		return -1;
+	*out = (unsigned int)v;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "workload", 1, 0, 'w' }, { "server", 1, 0, 's' },
+		{ "nfs-url", 1, 0, 'u' }, { "load", 1, 0, 'L' },
+		{ "mode", 1, 0, 'm' }, { "variant", 1, 0, 'V' },
+		{ "csi-port", 1, 0, 'p' }, { "export", 1, 0, 'e' },
+		{ "dir", 1, 0, 'd' }, { "pattern", 1, 0, 'P' },
+		{ "vm-first", 1, 0, 'f' }, { "vms", 1, 0, 'k' },
+		{ "cache-mib", 1, 0, 'c' }, { "policy", 1, 0, 'y' },
+		{ "peer-bind", 1, 0, 'b' }, { "name", 1, 0, 'n' },
+		{ "no-verify", 0, 0, 'N' }, { "kv", 0, 0, 'K' },
+		{ "quiet", 0, 0, 'q' }, { "help", 0, 0, 'h' },
+		{ 0, 0, 0, 0 }
+	};
+	int c;
+
+	*o = (struct opts){ .mode = "csi", .variant = "seacache",
+			    .name = "host", .vms = 4, .csi_port = 12050,
+			    .cache_mib = 64, .verify = true };
+	o->paths = (struct host_paths){ .export = "/export", .dir = "lab",
+					.pattern = "vm-%03u.img" };
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'w': o->workload = optarg; break;
+		case 's': o->server = optarg; break;
+		case 'u': o->nfs_url = optarg; break;
+		case 'L': o->load = optarg; break;
+		case 'm': o->mode = optarg; break;
+		case 'V': o->variant = optarg; break;
+		case 'e': o->paths.export = optarg; break;
+		case 'd': o->paths.dir = optarg; break;
+		case 'P': o->paths.pattern = optarg; break;
+		case 'y': o->policy = optarg; break;
+		case 'b': o->peer_bind = optarg; break;
+		case 'n': o->name = optarg; break;
+		case 'N': o->verify = false; break;
+		case 'K': o->kv = true; break;
+		case 'q': o->quiet = true; break;
+		case 'p':
+			if (parse_uint(optarg, 65535, &o->csi_port))
+				goto bad;
+			break;
+		case 'f':
+			if (parse_uint(optarg, 1u << 24, &o->vm_first))
+				goto bad;
+			break;
+		case 'k':
+			if (parse_uint(optarg, 1024, &o->vms) || !o->vms)
+				goto bad;
+			break;
+		case 'c':
+			if (parse_uint(optarg, 1u << 20, &o->cache_mib) ||
+			    !o->cache_mib)
+				goto bad;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (strcmp(o->mode, "nfs") && strcmp(o->mode, "csi")) {
+		fprintf(stderr, "seacache-host: --mode is nfs or csi\n");
+		return -1;
+	}
+	if (o->load) {
+		o->paths.nfs_url = o->nfs_url;
+		if (o->nfs_url && optind == argc)
+			return 0;
+		fprintf(stderr, "seacache-host: --load needs --nfs-url\n");
+		return -1;
+	}
+	if (!o->workload || optind != argc ||
+	    !(strcmp(o->mode, "nfs") ? o->server : o->nfs_url)) {
+		fprintf(stderr, "seacache-host: --workload and --server (csi) or --nfs-url (nfs) are needed\n");
+		usage(stderr);
+		return -1;
+	}
+	if (!host_pattern_ok(o->paths.pattern)) {
+		fprintf(stderr, "seacache-host: --pattern needs exactly one %%u\n");
+		return -1;
+	}
+	o->paths.nfs_url = o->nfs_url;
+	return 0;
+bad:
+	fprintf(stderr, "seacache-host: bad value '%s' (see --help)\n",
+		optarg);
+	return -1;
+}
+
+static void print_results(const struct opts *o, const struct replay *r,
+			  const struct vm_result *res,
+			  const struct host_totals *t)
+{
+	const char *label = strcmp(o->mode, "nfs") ? o->variant : "nfs";
+	struct vm_result sum = { 0 };
+	double lat_mean = 0, p50 = 0, p99 = 0, secs = 0;
+
+	for (unsigned int v = 0; v < r->nvms; v++) {
+		const struct vm_result *x = &res[v];
+
+		sum.requests += x->requests;
+		sum.blocks += x->blocks;
+		sum.bytes += x->bytes;
+		sum.verified += x->verified;
+		sum.mismatches += x->mismatches;
+		sum.errors += x->errors;
+		lat_mean += x->lat_mean_us * (double)x->requests;
+		p50 = x->lat_p50_us > p50 ? x->lat_p50_us : p50;
+		p99 = x->lat_p99_us > p99 ? x->lat_p99_us : p99;
+		secs = x->seconds > secs ? x->seconds : secs;
+		if (o->kv)
+			printf("vm.%u requests=%llu blocks=%llu lat_mean_us=%.1f lat_p50_us=%.1f lat_p99_us=%.1f mismatches=%llu errors=%llu seconds=%.3f\n",
+			       r->vm_first + v,
+			       (unsigned long long)x->requests,
+			       (unsigned long long)x->blocks, x->lat_mean_us,
+			       x->lat_p50_us, x->lat_p99_us,
+			       (unsigned long long)x->mismatches,
+			       (unsigned long long)x->errors, x->seconds);
+		else
+			printf("  VM %-4u %8llu requests %9llu blocks  latency mean %8.1f us  p50 %8.1f us  p99 %9.1f us  %6.2f s%s\n",
+			       r->vm_first + v,
+			       (unsigned long long)x->requests,
+			       (unsigned long long)x->blocks, x->lat_mean_us,
+			       x->lat_p50_us, x->lat_p99_us, x->seconds,
+			       x->mismatches || x->errors ? "  WRONG" : "");
+	}
+	if (sum.requests)
+		lat_mean /= (double)sum.requests;
+	if (o->kv) {
+		printf("host name=%s mode=%s requests=%llu blocks=%llu verified=%llu mismatches=%llu errors=%llu lat_mean_us=%.1f lat_p50_max_us=%.1f lat_p99_max_us=%.1f seconds=%.3f server_bytes=%llu peer_bytes=%llu peer_served_bytes=%llu server_calls=%llu cache_blocks_hit=%llu blocks_read=%llu\n",
+		       o->name, label, (unsigned long long)sum.requests,
+		       (unsigned long long)sum.blocks,
+		       (unsigned long long)sum.verified,
+		       (unsigned long long)sum.mismatches,
+		       (unsigned long long)sum.errors, lat_mean, p50, p99,
+		       secs, (unsigned long long)t->server_bytes,
+		       (unsigned long long)t->peer_bytes,
+		       (unsigned long long)t->peer_served_bytes,
+		       (unsigned long long)t->server_calls,
+		       (unsigned long long)t->cache_blocks_hit,
+		       (unsigned long long)t->blocks_read);
+		printf("misses delegations=%llu peer_failures=%llu force_data_blocks=%llu waited_blocks=%llu hash_only_blocks=%llu pushes_received=%llu pushed_hits=%llu\n",
+		       (unsigned long long)t->delegations,
+		       (unsigned long long)t->peer_failures,
+		       (unsigned long long)t->force_data_blocks,
+		       (unsigned long long)t->waited_blocks,
+		       (unsigned long long)t->hash_only_blocks,
+		       (unsigned long long)t->pushes_received,
+		       (unsigned long long)t->pushed_hits);
+		return;
+	}
+	printf("host %s (%s): %llu requests, %llu blocks in %.2f s; %llu blocks checked, %llu wrong, %llu errors\n",
+	       o->name, label, (unsigned long long)sum.requests,
+	       (unsigned long long)sum.blocks, secs,
+	       (unsigned long long)sum.verified,
+	       (unsigned long long)sum.mismatches,
+	       (unsigned long long)sum.errors);
+	printf("  from the server %.1f MiB in %llu calls, from peers %.1f MiB, to peers %.1f MiB, host cache hits %.1f%%\n",
+	       (double)t->server_bytes / 1048576.0,
+	       (unsigned long long)t->server_calls,
+	       (double)t->peer_bytes / 1048576.0,
+	       (double)t->peer_served_bytes / 1048576.0,
+	       t->blocks_read ? 100.0 * (double)t->cache_blocks_hit /
+				(double)t->blocks_read : 0.0);
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct replay r;
+	struct vm_result *res;
+	struct host_totals t;
+	const struct backend_ops *ops;
+	uint32_t cache_blocks;
+	char err[512];
+	void *be;
+	int rc;
+
+	if (parse_args(argc, argv, &o))
+		return 2;
+	if (o.load)
+		return nfs_load_image(&o.paths, o.load, !o.quiet) ? 3 : 0;
+	if (replay_load(&r, o.workload, o.vm_first, o.vms, err, sizeof(err))) {
+		fprintf(stderr, "seacache-host: %s\n", err);
+		return 3;
+	}
+	cache_blocks = (uint32_t)(((uint64_t)o.cache_mib << 20) / r.block_size);
+	if (!strcmp(o.mode, "nfs")) {
+		ops = &nfs_backend_ops;
+		be = nfs_backend_new(&o.paths, r.block_size, cache_blocks, err,
+				     sizeof(err));
+	} else {
+		struct csi_backend_opts co = {
+			.server = o.server, .port = (uint16_t)o.csi_port,
+			.variant = o.variant, .cache_blocks = cache_blocks,
+			.policy = o.policy, .peer_bind = o.peer_bind,
+			.name = o.name,
+		};
+
+		ops = &csi_backend_ops;
+		be = csi_backend_new(&o.paths, &co, err, sizeof(err));
+	}
+	res = calloc(o.vms, sizeof(*res));
+	if (!be || !res) {
+		fprintf(stderr, "seacache-host: %s\n", be ? "out of memory" : err);
+		replay_free(&r);
+		return 3;
+	}
+	rc = replay_run(&r, ops, be, o.verify, !o.quiet, res, err,
+			sizeof(err));
+	if (rc) {
+		fprintf(stderr, "seacache-host: %s\n", err);
+		rc = 3;
+	} else {
+		if (ops == &nfs_backend_ops)
+			nfs_backend_totals(be, &t);
+		else
+			csi_backend_totals(be, &t);
+		print_results(&o, &r, res, &t);
+		rc = 0;
+		for (unsigned int v = 0; v < o.vms; v++)
+			if (res[v].mismatches || res[v].errors)
+				rc = 1;
+	}
+	if (ops == &nfs_backend_ops)
+		nfs_backend_free(be);
+	else
+		csi_backend_free(be);
+	free(res);
+	replay_free(&r);
+	return rc;
+}
