@@ -194,9 +194,18 @@ static int csi_read(void *be, void *vmctx, uint32_t image, uint64_t off,
 	return 0;
 }
 
+/* Queued eviction notices out, and the lease renewed, while VMs run. */
+static void csi_tick(void *be)
+{
+	struct csi_backend *b = be;
+
+	sc_host_idle(b->host);
+}
+
 const struct backend_ops csi_backend_ops = {
 	.name = "csi",
 	.vm_open = csi_vm_open,
 	.vm_close = csi_vm_close,
 	.read = csi_read,
+	.tick = csi_tick,
 };

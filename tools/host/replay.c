@@ -268,7 +268,7 @@ int replay_run(const struct replay *r, const struct backend_ops *ops,
 		}
 		started++;
 	}
-	while (progress && started == r->nvms) {
+	while (started == r->nvms) {
 		uint64_t done = 0;
 		unsigned int finished = 0;
 
@@ -276,12 +276,15 @@ int replay_run(const struct replay *r, const struct backend_ops *ops,
 			done += atomic_load(&w[v].done);
 			finished += atomic_load(&w[v].finished);
 		}
-		fprintf(stderr, "\r  %llu/%llu requests",
-			(unsigned long long)done,
-			(unsigned long long)r->total_requests);
+		if (progress)
+			fprintf(stderr, "\r  %llu/%llu requests",
+				(unsigned long long)done,
+				(unsigned long long)r->total_requests);
 		if (finished == r->nvms)
 			break;
 		usleep(500 * 1000);
+		if (ops->tick)
+			ops->tick(be);
 	}
 	if (progress)
 		fputc('\n', stderr);

@@ -32,6 +32,8 @@ struct backend_ops {
 	/* Reads len bytes at off of image; 0 or a negative errno. */
 	int (*read)(void *be, void *vmctx, uint32_t image, uint64_t off,
 		    void *buf, size_t len);
+	/* Every half second while VMs run (keep-alives, notices); or NULL. */
+	void (*tick)(void *be);
 };
 
 /* The host's totals, for the comparison table (backend specific). */
