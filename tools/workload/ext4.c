@@ -5,6 +5,7 @@
  * extent tree, linear directories).
  */
 #include "ext4.h"
+#include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -43,29 +44,11 @@ static int bad(const struct wl_ext4 *fs, const char *what)
 	return -1;
 }
 
-static int pread_all(int fd, void *buf, size_t len, uint64_t off)
-{
-	uint8_t *p = buf;
-
-	while (len) {
-		ssize_t r = pread(fd, p, len, (off_t)off);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		p += r;
-		len -= (size_t)r;
-		off += (uint64_t)r;
-	}
-	return 0;
-}
-
 int wl_ext4_read_block(struct wl_ext4 *fs, uint64_t blk, void *buf)
 {
 	if (blk >= fs->blocks)
 		return bad(fs, "block number past the end of the file system");
-	if (pread_all(fs->fd, buf, fs->bs, blk * fs->bs))
+	if (wl_pread_all(fs->fd, buf, fs->bs, blk * fs->bs))
 		return bad(fs, "short read (truncated image?)");
 	return 0;
 }
@@ -84,7 +67,7 @@ int wl_ext4_open(struct wl_ext4 *fs, const char *path)
 		fprintf(stderr, "seacache-workload: %s: %s\n", path, strerror(errno));
 		return -1;
 	}
-	if (pread_all(fs->fd, sb, sizeof(sb), SB_OFFSET) ||
+	if (wl_pread_all(fs->fd, sb, sizeof(sb), SB_OFFSET) ||
 	    le16(sb + 0x38) != EXT4_MAGIC) {
 		bad(fs, "not an ext2/3/4 file system (no superblock magic)");
 		goto fail;
@@ -139,7 +122,7 @@ int wl_ext4_open(struct wl_ext4 *fs, const char *path)
 		bad(fs, "out of memory");
 		goto fail;
 	}
-	if (pread_all(fs->fd, gdt, (size_t)fs->gdt_blocks * fs->bs,
+	if (wl_pread_all(fs->fd, gdt, (size_t)fs->gdt_blocks * fs->bs,
 		      ((uint64_t)fs->first_data_block + 1) * fs->bs)) {
 		free(gdt);
 		bad(fs, "short read of the group descriptors");
