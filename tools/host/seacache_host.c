@@ -43,7 +43,8 @@ static void usage(FILE *f)
 "  --peer-bind ADDR     csi: serve peer reads on ADDR (coop, seacache)\n"
 "  --name NAME          host name, also its identity (host)\n"
 "  --no-verify          do not check blocks against the workload\n"
-"  --kv                 key=value lines instead of text\n"
+"  --json               one JSON object instead of text\n"
+"  --kv                 key=value lines instead of text (scripts/lab)\n"
 "  --quiet              no progress line\n"
 "  --help\n"
 "Exit status: 0 all reads right, 1 a read failed or mismatched, 2 usage,\n"
@@ -56,7 +57,7 @@ struct opts {
 	const char *name;
 	struct host_paths paths;
 	unsigned int vm_first, vms, csi_port, cache_mib;
-	bool verify, kv, quiet;
+	bool verify, kv, json, quiet;
 };
 
 static int parse_uint(const char *s, unsigned int max, unsigned int *out)
@@ -84,6 +85,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "cache-mib", 1, 0, 'c' }, { "policy", 1, 0, 'y' },
 		{ "peer-bind", 1, 0, 'b' }, { "name", 1, 0, 'n' },
 		{ "no-verify", 0, 0, 'N' }, { "kv", 0, 0, 'K' },
+		{ "json", 0, 0, 'J' },
 		{ "quiet", 0, 0, 'q' }, { "help", 0, 0, 'h' },
 		{ 0, 0, 0, 0 }
 	};
@@ -110,6 +112,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'n': o->name = optarg; break;
 		case 'N': o->verify = false; break;
 		case 'K': o->kv = true; break;
+		case 'J': o->json = true; break;
 		case 'q': o->quiet = true; break;
 		case 'p':
 			if (parse_uint(optarg, 65535, &o->csi_port))
@@ -165,6 +168,40 @@ bad:
 	return -1;
 }
 
+static void print_json(const struct opts *o, const char *label,
+		       const struct replay *r, const struct vm_result *res,
+		       const struct host_totals *t)
+{
+	printf("{\"host\": \"%s\", \"mode\": \"%s\", \"vms\": [", o->name,
+	       label);
+	for (unsigned int v = 0; v < r->nvms; v++) {
+		const struct vm_result *x = &res[v];
+
+		printf("%s\n  {\"vm\": %u, \"requests\": %llu, \"blocks\": %llu, \"verified\": %llu, \"mismatches\": %llu, \"errors\": %llu, \"lat_mean_us\": %.1f, \"lat_p50_us\": %.1f, \"lat_p99_us\": %.1f, \"seconds\": %.3f}",
+		       v ? "," : "", r->vm_first + v,
+		       (unsigned long long)x->requests,
+		       (unsigned long long)x->blocks,
+		       (unsigned long long)x->verified,
+		       (unsigned long long)x->mismatches,
+		       (unsigned long long)x->errors, x->lat_mean_us,
+		       x->lat_p50_us, x->lat_p99_us, x->seconds);
+	}
+	printf("],\n \"server_bytes\": %llu, \"peer_bytes\": %llu, \"peer_served_bytes\": %llu, \"server_calls\": %llu, \"cache_blocks_hit\": %llu, \"blocks_read\": %llu, \"delegations\": %llu, \"peer_failures\": %llu, \"force_data_blocks\": %llu, \"waited_blocks\": %llu, \"hash_only_blocks\": %llu, \"pushes_received\": %llu, \"pushed_hits\": %llu}\n",
+	       (unsigned long long)t->server_bytes,
+	       (unsigned long long)t->peer_bytes,
+	       (unsigned long long)t->peer_served_bytes,
+	       (unsigned long long)t->server_calls,
+	       (unsigned long long)t->cache_blocks_hit,
+	       (unsigned long long)t->blocks_read,
+	       (unsigned long long)t->delegations,
+	       (unsigned long long)t->peer_failures,
+	       (unsigned long long)t->force_data_blocks,
+	       (unsigned long long)t->waited_blocks,
+	       (unsigned long long)t->hash_only_blocks,
+	       (unsigned long long)t->pushes_received,
+	       (unsigned long long)t->pushed_hits);
+}
+
 static void print_results(const struct opts *o, const struct replay *r,
 			  const struct vm_result *res,
 			  const struct host_totals *t)
@@ -172,6 +209,11 @@ static void print_results(const struct opts *o, const struct replay *r,
 	const char *label = strcmp(o->mode, "nfs") ? o->variant : "nfs";
 	struct vm_result sum = { 0 };
 	double lat_mean = 0, p50 = 0, p99 = 0, secs = 0;
+
+	if (o->json) {
+		print_json(o, label, r, res, t);
+		return;
+	}
 
 	for (unsigned int v = 0; v < r->nvms; v++) {
 		const struct vm_result *x = &res[v];
@@ -240,6 +282,15 @@ static void print_results(const struct opts *o, const struct replay *r,
 	       (double)t->peer_served_bytes / 1048576.0,
 	       t->blocks_read ? 100.0 * (double)t->cache_blocks_hit /
 				(double)t->blocks_read : 0.0);
+	if (strcmp(o->mode, "nfs"))
+		printf("  hash-only answers %llu (waited for a READ in flight %llu, re-read with FORCE_DATA %llu), delegations %llu (failed %llu), pushed entries %llu (used %llu)\n",
+		       (unsigned long long)t->hash_only_blocks,
+		       (unsigned long long)t->waited_blocks,
+		       (unsigned long long)t->force_data_blocks,
+		       (unsigned long long)t->delegations,
+		       (unsigned long long)t->peer_failures,
+		       (unsigned long long)t->pushes_received,
+		       (unsigned long long)t->pushed_hits);
 }
 
 int main(int argc, char **argv)
