@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backends.h"
 #include "replay.h"
@@ -46,6 +47,9 @@ static void usage(FILE *f)
 "  --json               one JSON object instead of text\n"
 "  --kv                 key=value lines instead of text (scripts/lab)\n"
 "  --quiet              no progress line\n"
+"  --linger-until FILE  csi: after the results, go on serving peer reads\n"
+"                       until FILE exists (hosts that finish first stay\n"
+"                       peers of the others; at most 10 minutes)\n"
 "  --help\n"
 "Exit status: 0 all reads right, 1 a read failed or mismatched, 2 usage,\n"
 "3 could not run.\n");
@@ -53,7 +57,7 @@ static void usage(FILE *f)
 
 struct opts {
 	const char *workload, *server, *nfs_url, *mode, *variant, *policy;
-	const char *peer_bind, *load;
+	const char *peer_bind, *load, *linger;
 	const char *name;
 	struct host_paths paths;
 	unsigned int vm_first, vms, csi_port, cache_mib;
@@ -85,7 +89,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "cache-mib", 1, 0, 'c' }, { "policy", 1, 0, 'y' },
 		{ "peer-bind", 1, 0, 'b' }, { "name", 1, 0, 'n' },
 		{ "no-verify", 0, 0, 'N' }, { "kv", 0, 0, 'K' },
-		{ "json", 0, 0, 'J' },
+		{ "json", 0, 0, 'J' }, { "linger-until", 1, 0, 'W' },
 		{ "quiet", 0, 0, 'q' }, { "help", 0, 0, 'h' },
 		{ 0, 0, 0, 0 }
 	};
@@ -113,6 +117,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'N': o->verify = false; break;
 		case 'K': o->kv = true; break;
 		case 'J': o->json = true; break;
+		case 'W': o->linger = optarg; break;
 		case 'q': o->quiet = true; break;
 		case 'p':
 			if (parse_uint(optarg, 65535, &o->csi_port))
@@ -293,6 +298,13 @@ static void print_results(const struct opts *o, const struct replay *r,
 		       (unsigned long long)t->pushed_hits);
 }
 
+/* Until file exists (at most 10 minutes): the host stays registered. */
+static void linger(const char *file)
+{
+	for (int i = 0; file && i < 6000 && access(file, F_OK); i++)
+		usleep(100 * 1000);
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -346,6 +358,8 @@ int main(int argc, char **argv)
 		else
 			csi_backend_totals(be, &t);
 		print_results(&o, &r, res, &t);
+		fflush(stdout);
+		linger(o.linger);
 		rc = 0;
 		for (unsigned int v = 0; v < o.vms; v++)
 			if (res[v].mismatches || res[v].errors)
