@@ -13,6 +13,7 @@
 
 struct sc_host_transport_state {
 	struct sc_rpc_client *c;
+	struct sc_peer_pool *pool;	/* connections for delegated reads */
 	struct sc_peer_server *peer;	/* NULL: no peer reads served */
 	struct csi_peer_addr addr;
 	uint32_t block_size;
@@ -44,8 +45,8 @@ static int tr_peer_fetch(void *ctx, const struct csi_peer_addr *where,
 {
 	struct sc_host_transport_state *st = ctx;
 
-	return sc_peer_fetch(where, requester, epoch, h, tok,
-			     st->peer_timeout_ms, st->block_size, out);
+	return sc_peer_pool_fetch(st->pool, where, requester, epoch, h, tok,
+				  out);
 }
 
 static void tr_identity(void *ctx, uint64_t host, uint64_t epoch,
@@ -90,7 +91,8 @@ int sc_host_transport_open(const struct sc_host_transport_opts *o,
 	pthread_mutex_init(&st->host_lock, NULL);
 	st->block_size = o->block_size ? o->block_size : SC_BLOCK_SIZE_DEFAULT;
 	st->peer_timeout_ms = o->peer_timeout_ms;
-	err = sc_rpc_client_open(&co, &st->c);
+	st->pool = sc_peer_pool_new(st->peer_timeout_ms, st->block_size);
+	err = st->pool ? sc_rpc_client_open(&co, &st->c) : -ENOMEM;
 	if (!err && o->peer_bind) {
 		err = sc_peer_server_start(o->peer_bind, o->peer_port,
 					   st->block_size, tr_peer_get, st,
@@ -146,6 +148,7 @@ void sc_host_transport_close(struct sc_host_transport_state *st)
 	if (!st)
 		return;
 	sc_peer_server_free(st->peer);
+	sc_peer_pool_free(st->pool);
 	if (st->c)
 		sc_rpc_client_close(st->c);
 	pthread_mutex_destroy(&st->host_lock);

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * One delegated read: connect to the peer, one PEER_READ, verify, close.
- * Delegations spread over many peers and each is tried once (the server
- * is the fallback), so a connection per call is kept simple on purpose; a
- * host that sees many delegations to one peer can add a connection cache
- * above sc_rpc_client later.
+ * Delegated reads: one PEER_READ, verified.  sc_peer_fetch connects for
+ * the call and closes; a struct sc_peer_pool keeps one connection per
+ * peer open for a host's delegated reads, which mostly go to the same few
+ * peers (a storm's other hosts).
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -62,43 +63,37 @@ static int status_errno(uint32_t status)
 	}
 }
 
-int sc_peer_fetch(const struct csi_peer_addr *where, uint64_t requester,
-		  uint64_t epoch, const struct sc_hash *h,
-		  const struct csi_token *tok, int timeout_ms,
-		  uint32_t block_size, void *out_block)
+static void peer_client_opts(struct sc_rpc_client_opts *o, char *host,
+			     int timeout_ms, uint32_t block_size,
+			     unsigned int inflight)
+{
+	memset(o, 0, sizeof(*o));
+	o->host = host;
+	o->prog = CSI_PEER_PROG;
+	o->timeout_ms = timeout_ms > 0 ? timeout_ms : SC_PEER_FETCH_TIMEOUT_MS;
+	o->max_inflight = inflight;
+	o->max_record = block_size + PEER_REPLY_SLACK;
+}
+
+/* One PEER_READ on c, its answer verified into out_block. */
+static int peer_call(struct sc_rpc_client *c, uint64_t requester,
+		     uint64_t epoch, const struct sc_hash *h,
+		     const struct csi_token *tok, uint32_t block_size,
+		     void *out_block)
 {
 	struct csi_peer_read_args a = { .requester = requester,
 					.epoch = epoch, .hash = *h,
 					.token = *tok };
-	char host[INET6_ADDRSTRLEN];
-	struct sc_rpc_client_opts o = {
-		.host = host,
-		.prog = CSI_PEER_PROG,
-		.timeout_ms = timeout_ms > 0 ? timeout_ms :
-					       SC_PEER_FETCH_TIMEOUT_MS,
-		.max_inflight = 1,
-		.max_record = block_size + PEER_REPLY_SLACK,
-	};
 	struct csi_peer_read_res res;
 	struct sc_rpc_reply *rep = NULL;
-	struct sc_rpc_client *c;
 	struct sc_hasher *hs;
 	int err;
 
-	if (!sc_block_size_valid(block_size))
-		return -EINVAL;
-	err = peer_addr_str(where, host, &o.port);
-	if (err)
-		return err;
-	err = sc_rpc_client_open(&o, &c);
-	if (err)
-		return err;
 	err = sc_rpc_call(c, CSI_PEER_PROC_READ, &a, &res, &rep);
-	sc_rpc_client_close(c);
 	if (!err)
 		err = status_errno(res.status);
 	if (!err) {
-		/* Per call, like the connection: no state shared by threads. */
+		/* Per call: no hasher shared by threads. */
 		hs = sc_hasher_new();
 		err = hs ? sc_peer_data_verify(hs, block_size, h, res.data.p,
 					       res.data.len, out_block) :
@@ -106,5 +101,166 @@ int sc_peer_fetch(const struct csi_peer_addr *where, uint64_t requester,
 		sc_hasher_free(hs);
 	}
 	sc_rpc_reply_free(rep);
+	return err;
+}
+
+int sc_peer_fetch(const struct csi_peer_addr *where, uint64_t requester,
+		  uint64_t epoch, const struct sc_hash *h,
+		  const struct csi_token *tok, int timeout_ms,
+		  uint32_t block_size, void *out_block)
+{
+	char host[INET6_ADDRSTRLEN];
+	struct sc_rpc_client_opts o;
+	struct sc_rpc_client *c;
+	int err;
+
+	if (!sc_block_size_valid(block_size))
+		return -EINVAL;
+	peer_client_opts(&o, host, timeout_ms, block_size, 1);
+	err = peer_addr_str(where, host, &o.port);
+	if (err)
+		return err;
+	err = sc_rpc_client_open(&o, &c);
+	if (err)
+		return err;
+	err = peer_call(c, requester, epoch, h, tok, block_size, out_block);
+	sc_rpc_client_close(c);
+	return err;
+}
+
+/* Peers with a connection kept; more share one-shot connections. */
+#define PEER_POOL_SIZE 16
+/* Calls in flight on one kept connection. */
+#define PEER_POOL_INFLIGHT 8
+
+struct peer_conn {
+	struct csi_peer_addr addr;
+	struct sc_rpc_client *c;	/* NULL: slot free */
+	unsigned int users;
+	bool broken;			/* close when the last user is done */
+};
+
+struct sc_peer_pool {
+	pthread_mutex_t lock;
+	int timeout_ms;
+	uint32_t block_size;
+	struct peer_conn conn[PEER_POOL_SIZE];
+};
+
+struct sc_peer_pool *sc_peer_pool_new(int timeout_ms, uint32_t block_size)
+{
+	struct sc_peer_pool *p;
+
+	if (!sc_block_size_valid(block_size))
+		return NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	pthread_mutex_init(&p->lock, NULL);
+	p->timeout_ms = timeout_ms;
+	p->block_size = block_size;
+	return p;
+}
+
+void sc_peer_pool_free(struct sc_peer_pool *p)
+{
+	if (!p)
+		return;
+	for (unsigned int i = 0; i < PEER_POOL_SIZE; i++)
+		sc_rpc_client_close(p->conn[i].c);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+}
+
+static bool same_peer(const struct csi_peer_addr *a,
+		      const struct csi_peer_addr *b)
+{
+	return a->family == b->family && a->port == b->port &&
+	       !memcmp(a->addr, b->addr, CSI_ADDR_SIZE);
+}
+
+/*
+ * The kept connection to where, opened if need be, with a user counted;
+ * NULL when every slot is busy with other peers (the caller then uses a
+ * one-shot connection).  *err: why it could not connect.
+ */
+static struct peer_conn *pool_get(struct sc_peer_pool *p,
+				  const struct csi_peer_addr *where, int *err)
+{
+	struct peer_conn *k = NULL, *free_slot = NULL;
+	char host[INET6_ADDRSTRLEN];
+	struct sc_rpc_client_opts o;
+	unsigned int i;
+
+	*err = 0;
+	pthread_mutex_lock(&p->lock);
+	for (i = 0; i < PEER_POOL_SIZE && !k; i++) {
+		struct peer_conn *c = &p->conn[i];
+
+		if (c->c && !c->broken && same_peer(&c->addr, where))
+			k = c;
+		else if (!c->c && !free_slot)
+			free_slot = c;
+	}
+	for (i = 0; i < PEER_POOL_SIZE && !k && !free_slot; i++) {
+		struct peer_conn *c = &p->conn[i];
+
+		if (!c->users) {	/* idle, another peer's: it may go */
+			sc_rpc_client_close(c->c);
+			c->c = NULL;
+			free_slot = c;
+		}
+	}
+	if (!k && free_slot) {
+		peer_client_opts(&o, host, p->timeout_ms, p->block_size,
+				 PEER_POOL_INFLIGHT);
+		*err = peer_addr_str(where, host, &o.port);
+		if (!*err)
+			*err = sc_rpc_client_open(&o, &free_slot->c);
+		if (!*err) {
+			k = free_slot;
+			k->addr = *where;
+			k->broken = false;
+		} else {
+			free_slot->c = NULL;
+		}
+	}
+	if (k)
+		k->users++;
+	pthread_mutex_unlock(&p->lock);
+	return k;
+}
+
+static void pool_put(struct sc_peer_pool *p, struct peer_conn *k, int err)
+{
+	pthread_mutex_lock(&p->lock);
+	/* a transport error: the next call opens a fresh connection */
+	if (err && err != -EACCES && err != -ENOENT && err != -EBUSY &&
+	    err != -EBADMSG && err != -EPROTO)
+		k->broken = true;
+	if (--k->users == 0 && k->broken) {
+		sc_rpc_client_close(k->c);
+		k->c = NULL;
+	}
+	pthread_mutex_unlock(&p->lock);
+}
+
+int sc_peer_pool_fetch(struct sc_peer_pool *p,
+		       const struct csi_peer_addr *where, uint64_t requester,
+		       uint64_t epoch, const struct sc_hash *h,
+		       const struct csi_token *tok, void *out_block)
+{
+	struct peer_conn *k;
+	int err;
+
+	k = pool_get(p, where, &err);
+	if (err)
+		return err;
+	if (!k)
+		return sc_peer_fetch(where, requester, epoch, h, tok,
+				     p->timeout_ms, p->block_size, out_block);
+	err = peer_call(k->c, requester, epoch, h, tok, p->block_size,
+			out_block);
+	pool_put(p, k, err);
 	return err;
 }

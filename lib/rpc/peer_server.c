@@ -187,9 +187,14 @@ void sc_peer_server_set_clock(struct sc_peer_server *s, sc_peer_clock_fn now,
 void sc_peer_server_get_stats(struct sc_peer_server *s,
 			      struct sc_peer_server_stats *st)
 {
+	struct sc_rpc_server_stats rs = { 0 };
+
 	pthread_mutex_lock(&s->lock);
 	*st = s->st;
 	pthread_mutex_unlock(&s->lock);
+	if (s->rpc)
+		sc_rpc_server_get_stats(s->rpc, &rs);
+	st->connections = rs.conns_accepted;
 }
 
 int sc_peer_server_stop(struct sc_peer_server *s)

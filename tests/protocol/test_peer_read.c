@@ -628,6 +628,44 @@ static void test_data_verify(void **state)
 	sc_hasher_free(hs);
 }
 
+/*
+ * The pool keeps one connection per peer across fetches, answers and
+ * refusals alike, and a dead peer fails fast.
+ */
+static void test_pool(void **state)
+{
+	struct fixture *fx = *state;
+	struct sc_peer_pool *p = sc_peer_pool_new(0, BS);
+	struct csi_peer_read_args a = good_args(&fx->cache.h[0]);
+	struct csi_peer_addr where = { .family = CSI_AF_INET,
+				       .port = fx->port };
+	struct sc_peer_server_stats st;
+	uint8_t out[BS];
+	int i;
+
+	assert_non_null(p);
+	where.addr[0] = 127;
+	where.addr[3] = 1;
+	for (i = 0; i < 5; i++) {
+		memset(out, 0, sizeof(out));
+		assert_int_equal(sc_peer_pool_fetch(p, &where, REQUESTER,
+						    EPOCH, &a.hash, &a.token,
+						    out), 0);
+		assert_memory_equal(out, fx->cache.data[0], BS);
+	}
+	a.token.mac[0] ^= 1;
+	assert_int_equal(sc_peer_pool_fetch(p, &where, REQUESTER, EPOCH,
+					    &a.hash, &a.token, out), -EACCES);
+	sc_peer_server_get_stats(fx->srv, &st);
+	assert_int_equal(st.served, 5);
+	assert_int_equal(st.bad_token, 1);
+	assert_int_equal(st.connections, 1);
+	assert_int_equal(sc_peer_server_stop(fx->srv), 0);
+	assert_int_not_equal(sc_peer_pool_fetch(p, &where, REQUESTER, EPOCH,
+						&a.hash, &a.token, out), 0);
+	sc_peer_pool_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -652,6 +690,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_arguments,
 						setup_identity, teardown),
 		cmocka_unit_test(test_data_verify),
+		cmocka_unit_test_setup_teardown(test_pool, setup_identity,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -36,4 +36,20 @@ int sc_peer_fetch(const struct csi_peer_addr *where, uint64_t requester,
 		  const struct csi_token *tok, int timeout_ms,
 		  uint32_t block_size, void *out_block);
 
+/*
+ * Kept connections for a host's delegated reads: one per peer (up to 16
+ * peers; an idle one is closed to make room, and past that a fetch uses a
+ * one-shot connection), shared by the host's threads, reopened after a
+ * transport error.  NULL: bad block size or no memory.
+ */
+struct sc_peer_pool;
+
+struct sc_peer_pool *sc_peer_pool_new(int timeout_ms, uint32_t block_size);
+void sc_peer_pool_free(struct sc_peer_pool *p);
+/* sc_peer_fetch over the pool's connection to where. */
+int sc_peer_pool_fetch(struct sc_peer_pool *p,
+		       const struct csi_peer_addr *where, uint64_t requester,
+		       uint64_t epoch, const struct sc_hash *h,
+		       const struct csi_token *tok, void *out_block);
+
 #endif /* SEACACHE_PEER_CLIENT_H */

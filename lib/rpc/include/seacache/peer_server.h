@@ -19,6 +19,7 @@ struct sc_peer_server_stats {
 	uint64_t bad_token;
 	uint64_t noent;
 	uint64_t busy;
+	uint64_t connections;	/* accepted since the start */
 };
 
 /*
