@@ -449,6 +449,7 @@ static void replay(const struct opts *o, struct sim *s, uint32_t bs,
 	if (preload) {
 		while ((rc = sim_trace_next(t, &req)) == 1)
 			sim_preload(s, &req);
+		sim_preload_done(s);
 		sim_trace_close(t);
 		t = open_trace(o, bs);
 	}

@@ -62,6 +62,7 @@ struct sim {
 	struct sc_dcache one;	/* cache mode */
 	bool addr_cache;	/* cache mode: key by address and content */
 	uint64_t wseq;
+	uint32_t preload_writes;	/* blocks, not addresses */
 	uint32_t max_vm, max_host;
 	struct sim_result r;
 };
@@ -111,13 +112,15 @@ static uint32_t gtab_find(const struct gtab *t, uint64_t key)
 	return SC_NIL;
 }
 
+/* Resize arr from oldn to newn elements; new ones are zeroed. */
 static bool grow(void **arr, size_t elem, uint32_t oldn, uint32_t newn)
 {
-	void *p = realloc(*arr, elem * newn);
+	void *p = realloc(*arr, elem * (newn ? newn : 1));
 
 	if (!p)
 		return false;
-	memset((char *)p + elem * oldn, 0, elem * (newn - oldn));
+	if (newn > oldn)
+		memset((char *)p + elem * oldn, 0, elem * (newn - oldn));
 	*arr = p;
 	return true;
 }
@@ -128,13 +131,11 @@ static void oom(void)
 	exit(3);
 }
 
-/* Double t's capacity; the caller grows its payload arrays too. */
-static void gtab_grow(struct gtab *t)
+/* Set t's capacity to ncap >= t->n; the caller resizes its payload too. */
+static void gtab_resize(struct gtab *t, uint32_t ncap)
 {
-	uint32_t ncap = t->cap * 2, i;
+	uint32_t i;
 
-	if (ncap <= t->cap || ncap == SC_NIL)
-		oom();
 	if (!grow((void **)&t->key, sizeof(*t->key), t->cap, ncap))
 		oom();
 	sc_itab_destroy(&t->it);
@@ -145,23 +146,49 @@ static void gtab_grow(struct gtab *t)
 	t->cap = ncap;
 }
 
+/* Twice cap, for a table that is full. */
+static uint32_t doubled(uint32_t cap)
+{
+	if (cap * 2 <= cap || cap * 2 == SC_NIL)
+		oom();
+	return cap * 2;
+}
+
+/* The address table and its payload at capacity cap. */
+static void addr_resize(struct sim *s, uint32_t cap)
+{
+	uint32_t old = s->at.cap;
+
+	gtab_resize(&s->at, cap);
+	if (!grow((void **)&s->acont, 4, old, cap) ||
+	    !grow((void **)&s->anext, 4, old, cap) ||
+	    !grow((void **)&s->aprev, 4, old, cap) ||
+	    !grow((void **)&s->aknown, 8, old, cap) ||
+	    !grow((void **)&s->ahost, 2, old, cap))
+		oom();
+}
+
+/* The content table and its payload at capacity cap. */
+static void content_resize(struct sim *s, uint32_t cap)
+{
+	uint32_t old = s->ct.cap;
+
+	gtab_resize(&s->ct, cap);
+	if (!grow((void **)&s->cshare, 4, old, cap) ||
+	    !grow((void **)&s->chead, 4, old, cap) ||
+	    !grow((void **)&s->cheld, 8, old, cap))
+		oom();
+}
+
 static uint32_t addr_get(struct sim *s, uint64_t key, bool *isnew)
 {
-	uint32_t a = gtab_find(&s->at, key), old;
+	uint32_t a = gtab_find(&s->at, key);
 
 	*isnew = a == SC_NIL;
 	if (a != SC_NIL)
 		return a;
-	if (s->at.n == s->at.cap) {
-		old = s->at.cap;
-		gtab_grow(&s->at);
-		if (!grow((void **)&s->acont, 4, old, s->at.cap) ||
-		    !grow((void **)&s->anext, 4, old, s->at.cap) ||
-		    !grow((void **)&s->aprev, 4, old, s->at.cap) ||
-		    !grow((void **)&s->aknown, 8, old, s->at.cap) ||
-		    !grow((void **)&s->ahost, 2, old, s->at.cap))
-			oom();
-	}
+	if (s->at.n == s->at.cap)
+		addr_resize(s, doubled(s->at.cap));
 	a = s->at.n++;
 	s->at.key[a] = key;
 	sc_itab_add(&s->at.it, mix(key), a);
@@ -173,18 +200,12 @@ static uint32_t addr_get(struct sim *s, uint64_t key, bool *isnew)
 
 static uint32_t content_get(struct sim *s, uint64_t key)
 {
-	uint32_t c = gtab_find(&s->ct, key), old;
+	uint32_t c = gtab_find(&s->ct, key);
 
 	if (c != SC_NIL)
 		return c;
-	if (s->ct.n == s->ct.cap) {
-		old = s->ct.cap;
-		gtab_grow(&s->ct);
-		if (!grow((void **)&s->cshare, 4, old, s->ct.cap) ||
-		    !grow((void **)&s->chead, 4, old, s->ct.cap) ||
-		    !grow((void **)&s->cheld, 8, old, s->ct.cap))
-			oom();
-	}
+	if (s->ct.n == s->ct.cap)
+		content_resize(s, doubled(s->ct.cap));
 	c = s->ct.n++;
 	s->ct.key[c] = key;
 	sc_itab_add(&s->ct.it, mix(key), c);
@@ -655,12 +676,25 @@ void sim_preload(struct sim *s, const struct sim_req *r)
 		if (!isnew)
 			continue;
 		s->ahost[a] = (uint16_t)(host < SIM_MAX_HOSTS ? host : 0);
-		if (r->op == 'W')
+		if (r->op == 'W') {
+			s->preload_writes++;
 			continue;
+		}
 		ck = r->fp_len ? sim_fp_key(r->fp + (size_t)i * r->fp_len,
 					    r->fp_len) : mix(akey);
 		map_set(s, a, content_get(s, ck));
 	}
+}
+
+void sim_preload_done(struct sim *s)
+{
+	/*
+	 * The preload saw every address and every content read, and counted
+	 * the blocks written (each may bring one new content): the tables
+	 * get exactly that room, where doubling left up to half unused.
+	 */
+	addr_resize(s, s->at.n ? s->at.n : 1);
+	content_resize(s, s->ct.n + s->preload_writes + 1);
 }
 
 static uint64_t gtab_bytes(const struct gtab *t)

@@ -74,6 +74,8 @@ struct sim *sim_new(const struct sim_params *p);
  * unmapped.  Feed the whole trace through this, then through sim_feed().
  */
 void sim_preload(struct sim *s, const struct sim_req *r);
+/* After the last sim_preload: trim the tables to what was seen. */
+void sim_preload_done(struct sim *s);
 /* Feed one trace request; false: the request's VM is not simulated. */
 bool sim_feed(struct sim *s, const struct sim_req *r);
 void sim_finish(struct sim *s, struct sim_result *out);
