@@ -68,6 +68,18 @@ static uint64_t blocks_of(uint64_t size, uint32_t bs)
 	return size / bs + (size % bs != 0);
 }
 
+/* Cache b->dst, verified to hold content hash; the block is done. */
+static void rd_fill(struct rd *r, struct rd_blk *b, uint64_t change,
+		    const struct sc_hash *hash)
+{
+	/* a collision refused: this reader gets the bytes, we do not hold H */
+	if (sc_hostcache_fill_at(r->h->hc, r->file, b->lbn, change, hash,
+				 b->dst))
+		host_notice(r->h, hash);
+	b->st = RB_DONE;
+	r->acc.misses++;
+}
+
 /* Zero-fill, verify and cache a block's bytes (§7.3 DATA, §7.8). */
 static int rd_take_data(struct rd *r, struct rd_blk *b, uint64_t change,
 			const struct sc_hash *hash, const void *data,
@@ -80,22 +92,21 @@ static int rd_take_data(struct rd *r, struct rd_blk *b, uint64_t change,
 		if (!r->hs)
 			return -SC_ENOMEM;
 	}
-	err = sc_peer_data_verify(r->hs, r->bs, hash, data, len, b->dst);
+	err = sc_block_verify(r->hs, r->bs, hash, data, len, b->dst);
 	if (err)
 		return err;
-	/* a collision refused: this reader gets the bytes, we do not hold H */
-	if (sc_hostcache_fill_at(r->h->hc, r->file, b->lbn, change, hash,
-				 b->dst))
-		host_notice(r->h, hash);
-	b->st = RB_DONE;
-	r->acc.misses++;
+	rd_fill(r, b, change, hash);
 	return 0;
 }
 
-/* §7.3 DELEGATED: the peer, verified, or FORCE_DATA from the server. */
-static int rd_delegated(struct rd *r, struct rd_blk *b, uint64_t change,
-			const struct host_call *c,
-			const struct csi_read_block *rb)
+/*
+ * §7.3 DELEGATED: the peer, or FORCE_DATA from the server.  peer_fetch
+ * hands back the block verified against the hash (host.h), so it is not
+ * hashed a second time here.
+ */
+static void rd_delegated(struct rd *r, struct rd_blk *b, uint64_t change,
+			 const struct host_call *c,
+			 const struct csi_read_block *rb)
 {
 	struct sc_host *h = r->h;
 
@@ -104,14 +115,13 @@ static int rd_delegated(struct rd *r, struct rd_blk *b, uint64_t change,
 	b->h = rb->hash;
 	if (h->tr.peer_fetch &&
 	    !h->tr.peer_fetch(h->tr.ctx, &rb->peer, c->id, c->epoch,
-			      &rb->hash, &rb->token, b->dst) &&
-	    !rd_take_data(r, b, change, &rb->hash, b->dst, r->bs)) {
+			      &rb->hash, &rb->token, b->dst)) {
+		rd_fill(r, b, change, &rb->hash);
 		r->acc.peer_blocks++;
-		return 0;
+		return;
 	}
 	r->acc.peer_failures++;
 	b->st = RB_FORCE;
-	return 0;
 }
 
 /* The attrs of a reply to blocks b[0..count) from lbn: the count it owes. */
@@ -312,9 +322,7 @@ static int rd_read_reply(struct rd *r, struct rd_blk *b, uint32_t count,
 		case CSI_RK_DELEGATED:
 			if (force || !(flags & CSI_READ_ACCEPT_DELEG))
 				return host_proto_err(r->h, "delegation not allowed");
-			err = rd_delegated(r, &b[i], change, c, rb);
-			if (err)
-				return err;
+			rd_delegated(r, &b[i], change, c, rb);
 			break;
 		default:
 			return host_proto_err(r->h, "unknown block kind");

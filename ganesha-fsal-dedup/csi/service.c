@@ -1238,18 +1238,18 @@ static uint32_t write_args_check(const struct csi_service *svc,
 }
 
 /*
- * The bytes of block i of the write: DATA blocks verified against their
- * hash (§7.4 step 2); HASH blocks with proof of possession (step 3) read
- * from the store, the others marked need[i].  held[i] says the tracker
- * shows this host holds block i's content.
+ * The bytes of block i of the write, and its hash in hv[i]: DATA blocks
+ * verified against their hash (§7.4 step 2); HASH blocks with proof of
+ * possession (step 3) read from the store, the others marked need[i].
+ * held[i] says the tracker shows this host holds block i's content.
  */
 static uint32_t write_gather(struct csi_service *svc,
 			     const struct csi_write_args *a,
-			     const uint8_t *held, uint8_t *buf, uint8_t *need)
+			     const uint8_t *held, uint8_t *buf,
+			     struct sc_hash *hv, uint8_t *need)
 {
 	struct sc_hasher *hs = sc_hasher_new();
 	uint32_t bs = svc->block_size, i, st = CSI_OK;
-	struct sc_hash got;
 	int rc;
 
 	if (!hs)
@@ -1258,13 +1258,13 @@ static uint32_t write_gather(struct csi_service *svc,
 		const struct csi_write_block *b = &a->blocks[i];
 		uint8_t *blk = buf + (size_t)i * bs;
 
+		hv[i] = b->hash;
 		if (b->kind == CSI_WK_DATA) {
-			memcpy(blk, b->data.p, b->data.len);
-			memset(blk + b->data.len, 0, bs - b->data.len);
-			if (sc_hasher_digest(hs, blk, bs, &got))
-				st = CSI_ERR_IO;
-			else if (!sc_hash_eq(&got, &b->hash))
-				st = CSI_ERR_HASH_MISMATCH;
+			rc = sc_block_verify(hs, bs, &b->hash, b->data.p,
+					     b->data.len, blk);
+			if (rc)
+				st = rc == -SC_EBADMSG ? CSI_ERR_HASH_MISMATCH :
+							 CSI_ERR_IO;
 			continue;
 		}
 		if (!held[i]) {
@@ -1307,6 +1307,9 @@ static int do_write(struct csi_service *svc, struct sc_rpc_request *rq,
 	struct csi_write_res *r = rq->res;
 	uint32_t bs = svc->block_size, n = a->nblocks, i, st;
 	uint8_t *buf = NULL, *need = NULL, *held = NULL;
+	struct dstore_wblocks w = { .lbn = a->lbn, .n = n, .end = a->end,
+				    .stable = a->stable != CSI_UNSTABLE };
+	struct sc_hash *hv = NULL;
 	struct dstore_attr pre, post;
 	int rc = 0;
 
@@ -1320,10 +1323,11 @@ static int do_write(struct csi_service *svc, struct sc_rpc_request *rq,
 		return 0;
 	}
 	buf = malloc((size_t)n * bs);
+	hv = malloc(n * sizeof(*hv));
 	need = calloc(n, 1);
 	held = calloc(n, 1);
 	r->blocks = sc_rpc_req_alloc(rq, n * sizeof(*r->blocks));
-	if (!buf || !need || !held || !r->blocks) {
+	if (!buf || !hv || !need || !held || !r->blocks) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -1337,16 +1341,18 @@ static int do_write(struct csi_service *svc, struct sc_rpc_request *rq,
 			  sc_tracker_holds(svc->tracker, hr->slot,
 					   &a->blocks[i].hash);
 	pthread_mutex_unlock(&svc->lock);
-	st = write_gather(svc, a, held, buf, need);
+	st = write_gather(svc, a, held, buf, hv, need);
 	/* a concurrent extension only makes fewer bytes "past EOF" */
 	if (st == CSI_OK &&
 	    !tail_is_zero(svc, a, buf, need,
 			  pre.size > a->end ? pre.size : a->end))
 		st = CSI_ERR_INVAL;
+	/* the hashes are verified or the store's own: not computed again */
+	w.buf = buf;
+	w.skip = need;
+	w.hash = hv;
 	if (st == CSI_OK)
-		st = file_status(dstore_write_blocks(svc->ds, a->file, a->lbn,
-						     n, buf, need, a->end,
-						     a->stable != CSI_UNSTABLE,
+		st = file_status(dstore_write_blocks(svc->ds, a->file, &w,
 						     &pre, &post), &post);
 	r->status = st;
 	if (st == CSI_OK) {
@@ -1384,6 +1390,7 @@ static int do_write(struct csi_service *svc, struct sc_rpc_request *rq,
 	pthread_mutex_unlock(&svc->lock);
 out:
 	free(buf);
+	free(hv);
 	free(need);
 	free(held);
 	return rc;

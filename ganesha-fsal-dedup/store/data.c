@@ -529,10 +529,15 @@ static int intent_submit(struct dstore *ds, struct write_intent *in)
 	return in->rc;
 }
 
-/* Builds and hashes the new content of every block of the write. */
+/*
+ * Builds and hashes the new content of every block of the write; a whole
+ * block whose hash the caller already knows (known, or NULL) is not
+ * hashed again.
+ */
 static int plan_build(struct dstore *ds, MDB_txn *txn, uint64_t ino,
 		      uint64_t off, const uint8_t *buf, size_t len,
-		      struct block_plan *p, size_t n, uint8_t *scratch)
+		      const struct sc_hash *known, struct block_plan *p,
+		      size_t n, uint8_t *scratch)
 {
 	uint64_t first = off >> ds->bshift;
 	struct sc_hasher *hs = dstore_hasher(ds);
@@ -543,8 +548,10 @@ static int plan_build(struct dstore *ds, MDB_txn *txn, uint64_t ino,
 	for (size_t i = 0; i < n; i++) {
 		uint64_t bstart = (first + i) << ds->bshift;
 
+		bool whole = bstart >= off && bstart + ds->bsize <= off + len;
+
 		p[i].lbn = first + i;
-		if (bstart >= off && bstart + ds->bsize <= off + len) {
+		if (whole) {
 			p[i].data = buf + (bstart - off);
 		} else {
 			/* partial: this file's stripe is held exclusively */
@@ -564,6 +571,10 @@ static int plan_build(struct dstore *ds, MDB_txn *txn, uint64_t ino,
 			continue;
 		}
 		p[i].kind = PLAN_NEW;
+		if (whole && known) {
+			p[i].h = known[i];
+			continue;
+		}
 		rc = sc_hasher_digest(hs, p[i].data, ds->bsize, &p[i].h);
 		if (rc)
 			return rc;
@@ -572,7 +583,8 @@ static int plan_build(struct dstore *ds, MDB_txn *txn, uint64_t ino,
 }
 
 static ssize_t write_locked(struct dstore *ds, uint64_t ino, uint64_t off,
-			    const uint8_t *buf, size_t len, bool stable,
+			    const uint8_t *buf, size_t len,
+			    const struct sc_hash *known, bool stable,
 			    struct block_plan *p, size_t n, uint8_t *scratch,
 			    struct dstore_attr *out)
 {
@@ -588,8 +600,8 @@ static ssize_t write_locked(struct dstore *ds, uint64_t ino, uint64_t off,
 	if (!rc) {
 		rc = inode_regular(ds, txn, ino, &ir);
 		if (!rc)
-			rc = plan_build(ds, txn, ino, off, buf, len, p, n,
-					scratch);
+			rc = plan_build(ds, txn, ino, off, buf, len, known, p,
+					n, scratch);
 		if (!rc)
 			rc = plan_classify(ds, txn, ino, p, n, &n_new);
 		mdb_txn_abort(txn);
@@ -650,8 +662,8 @@ ssize_t dstore_write(struct dstore *ds, uint64_t ino, uint64_t off,
 	else
 		pthread_rwlock_rdlock(stripe);
 	do {
-		rc = write_locked(ds, ino, off, buf, len, stable, p, n,
-				  scratch, out);
+		rc = write_locked(ds, ino, off, buf, len, NULL, stable, p,
+				  n, scratch, out);
 		/* a known content lost its last reference meanwhile: again */
 	} while (rc == -EAGAIN);
 	pthread_rwlock_unlock(stripe);
@@ -662,15 +674,14 @@ out:
 	return rc ? rc : (ssize_t)len;
 }
 
-int dstore_write_blocks(struct dstore *ds, uint64_t ino, uint64_t lbn,
-			uint32_t n, const uint8_t *buf, const uint8_t *skip,
-			uint64_t end, bool stable, struct dstore_attr *pre,
+int dstore_write_blocks(struct dstore *ds, uint64_t ino,
+			const struct dstore_wblocks *w, struct dstore_attr *pre,
 			struct dstore_attr *post)
 {
 	pthread_rwlock_t *stripe = write_stripe(ds, ino);
-	struct block_plan *p = malloc((n ? n : 1) * sizeof(*p));
+	struct block_plan *p = malloc((w->n ? w->n : 1) * sizeof(*p));
 	uint8_t *scratch = malloc(2 * (size_t)ds->bsize);
-	uint64_t eof, off;
+	uint64_t eof, off, len;
 	uint32_t i, j;
 	ssize_t rc;
 
@@ -678,8 +689,8 @@ int dstore_write_blocks(struct dstore *ds, uint64_t ino, uint64_t lbn,
 		rc = -EROFS;
 	else if (!p || !scratch)
 		rc = -ENOMEM;
-	else if (lbn > ((uint64_t)INT64_MAX >> ds->bshift) - n ||
-		 end > (uint64_t)INT64_MAX)
+	else if (w->lbn > ((uint64_t)INT64_MAX >> ds->bshift) - w->n ||
+		 w->end > (uint64_t)INT64_MAX)
 		rc = -EFBIG;
 	else
 		rc = 0;
@@ -690,37 +701,38 @@ int dstore_write_blocks(struct dstore *ds, uint64_t ino, uint64_t lbn,
 	rc = dstore_getattr(ds, ino, pre);
 	if (!rc && pre->type != DSTORE_REG)
 		rc = pre->type == DSTORE_DIR ? -EISDIR : -EINVAL;
-	eof = pre->size > end ? pre->size : end;
-	for (i = 0; !rc && i < n; i = j) {
-		for (j = i; j < n && !(skip && skip[j]); j++)
+	eof = pre->size > w->end ? pre->size : w->end;
+	for (i = 0; !rc && i < w->n; i = j) {
+		for (j = i; j < w->n && !(w->skip && w->skip[j]); j++)
 			;
 		if (j == i) {
 			j++;
 			continue;
 		}
-		off = (lbn + i) << ds->bshift;
+		off = (w->lbn + i) << ds->bshift;
 		if (off >= eof)
 			break;
+		len = (uint64_t)(j - i) << ds->bshift;
+		if (len > eof - off)
+			len = eof - off;
 		do {
 			rc = write_locked(ds, ino, off,
-					  buf + ((size_t)i << ds->bshift),
-					  (size_t)((uint64_t)(j - i) <<
-						   ds->bshift < eof - off ?
-						   (uint64_t)(j - i) << ds->bshift :
-						   eof - off),
-					  false, p, j - i, scratch, post);
+					  w->buf + ((size_t)i << ds->bshift),
+					  (size_t)len,
+					  w->hash ? w->hash + i : NULL, false,
+					  p, j - i, scratch, post);
 		} while (rc == -EAGAIN);
 	}
 	if (!rc)
 		rc = dstore_getattr(ds, ino, post);
-	if (!rc && post->size < end) {
+	if (!rc && post->size < w->end) {
 		/* the blocks that would have extended it were skipped */
-		struct dstore_attr a = { .size = end };
+		struct dstore_attr a = { .size = w->end };
 
 		rc = setattr_locked(ds, ino, &a, DSTORE_SET_SIZE, post);
 	}
 	/* one sync for all the runs and the size */
-	if (!rc && stable)
+	if (!rc && w->stable)
 		rc = dstore_sync(ds);
 	pthread_rwlock_unlock(stripe);
 out:

@@ -170,19 +170,33 @@ ssize_t dstore_read(struct dstore *ds, uint64_t ino, uint64_t off,
 ssize_t dstore_write(struct dstore *ds, uint64_t ino, uint64_t off,
 		     const void *buf, size_t len, bool stable,
 		     struct dstore_attr *out);
+/* A CSI WRITE's blocks, for dstore_write_blocks. */
+struct dstore_wblocks {
+	uint64_t lbn;			/* first block */
+	uint32_t n;			/* blocks */
+	const uint8_t *buf;		/* n whole blocks */
+	const uint8_t *skip;		/* skip[i]: leave block i; or NULL */
+	/*
+	 * The SHA-256 of each block of buf, which the caller has verified
+	 * (or took from the store): not computed again.  Or NULL.
+	 */
+	const struct sc_hash *hash;
+	uint64_t end;			/* the size becomes max(size, end) */
+	bool stable;
+};
+
 /*
- * Writes blocks lbn .. lbn + n - 1 from buf (n whole blocks) except those
- * with skip[i] set (skip may be NULL), and makes the size max(old size,
- * end), as one step no other data write of the file can interleave with:
- * pre and post (both required) are the attributes just before and just
- * after, so pre->change tells whether anybody else changed the file in
- * between (the CSI WRITE's change_info).  Bytes of the blocks past the new
- * size are not stored (they must be zeros: the caller checks).  0 or a
- * negative errno; on error some blocks may have been written.
+ * Writes the blocks of w except the skipped ones, and makes the size
+ * max(old size, w->end), as one step no other data write of the file can
+ * interleave with: pre and post (both required) are the attributes just
+ * before and just after, so pre->change tells whether anybody else
+ * changed the file in between (the CSI WRITE's change_info).  Bytes of
+ * the blocks past the new size are not stored (they must be zeros: the
+ * caller checks).  0 or a negative errno; on error some blocks may have
+ * been written.
  */
-int dstore_write_blocks(struct dstore *ds, uint64_t ino, uint64_t lbn,
-			uint32_t n, const uint8_t *buf, const uint8_t *skip,
-			uint64_t end, bool stable, struct dstore_attr *pre,
+int dstore_write_blocks(struct dstore *ds, uint64_t ino,
+			const struct dstore_wblocks *w, struct dstore_attr *pre,
 			struct dstore_attr *post);
 /*
  * The bytes of stored content h (one block, verified if configured), or

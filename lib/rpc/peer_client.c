@@ -14,7 +14,6 @@
 #include <sys/socket.h>
 
 #include "seacache/peer_client.h"
-#include "seacache/peer_serve.h"
 #include "seacache/rpc_transport.h"
 
 /*
@@ -75,31 +74,25 @@ static void peer_client_opts(struct sc_rpc_client_opts *o, char *host,
 	o->max_record = block_size + PEER_REPLY_SLACK;
 }
 
-/* One PEER_READ on c, its answer verified into out_block. */
-static int peer_call(struct sc_rpc_client *c, uint64_t requester,
-		     uint64_t epoch, const struct sc_hash *h,
-		     const struct csi_token *tok, uint32_t block_size,
-		     void *out_block)
+/* One PEER_READ on c, its answer verified with hs into out_block. */
+static int peer_call(struct sc_rpc_client *c, struct sc_hasher *hs,
+		     uint64_t requester, uint64_t epoch,
+		     const struct sc_hash *h, const struct csi_token *tok,
+		     uint32_t block_size, void *out_block)
 {
 	struct csi_peer_read_args a = { .requester = requester,
 					.epoch = epoch, .hash = *h,
 					.token = *tok };
 	struct csi_peer_read_res res;
 	struct sc_rpc_reply *rep = NULL;
-	struct sc_hasher *hs;
 	int err;
 
 	err = sc_rpc_call(c, CSI_PEER_PROC_READ, &a, &res, &rep);
 	if (!err)
 		err = status_errno(res.status);
-	if (!err) {
-		/* Per call: no hasher shared by threads. */
-		hs = sc_hasher_new();
-		err = hs ? sc_peer_data_verify(hs, block_size, h, res.data.p,
-					       res.data.len, out_block) :
-			   -ENOMEM;
-		sc_hasher_free(hs);
-	}
+	if (!err)
+		err = sc_block_verify(hs, block_size, h, res.data.p,
+				      res.data.len, out_block);
 	sc_rpc_reply_free(rep);
 	return err;
 }
@@ -112,6 +105,7 @@ int sc_peer_fetch(const struct csi_peer_addr *where, uint64_t requester,
 	char host[INET6_ADDRSTRLEN];
 	struct sc_rpc_client_opts o;
 	struct sc_rpc_client *c;
+	struct sc_hasher *hs;
 	int err;
 
 	if (!sc_block_size_valid(block_size))
@@ -120,11 +114,16 @@ int sc_peer_fetch(const struct csi_peer_addr *where, uint64_t requester,
 	err = peer_addr_str(where, host, &o.port);
 	if (err)
 		return err;
+	hs = sc_hasher_new();
+	if (!hs)
+		return -ENOMEM;
 	err = sc_rpc_client_open(&o, &c);
-	if (err)
-		return err;
-	err = peer_call(c, requester, epoch, h, tok, block_size, out_block);
-	sc_rpc_client_close(c);
+	if (!err) {
+		err = peer_call(c, hs, requester, epoch, h, tok, block_size,
+				out_block);
+		sc_rpc_client_close(c);
+	}
+	sc_hasher_free(hs);
 	return err;
 }
 
@@ -145,6 +144,9 @@ struct sc_peer_pool {
 	int timeout_ms;
 	uint32_t block_size;
 	struct peer_conn conn[PEER_POOL_SIZE];
+	/* hashers of finished fetches, kept for the next ones */
+	struct sc_hasher *hashers[PEER_POOL_INFLIGHT];
+	unsigned int nhashers;
 };
 
 struct sc_peer_pool *sc_peer_pool_new(int timeout_ms, uint32_t block_size)
@@ -168,6 +170,8 @@ void sc_peer_pool_free(struct sc_peer_pool *p)
 		return;
 	for (unsigned int i = 0; i < PEER_POOL_SIZE; i++)
 		sc_rpc_client_close(p->conn[i].c);
+	while (p->nhashers)
+		sc_hasher_free(p->hashers[--p->nhashers]);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
 }
@@ -250,6 +254,7 @@ int sc_peer_pool_fetch(struct sc_peer_pool *p,
 		       uint64_t epoch, const struct sc_hash *h,
 		       const struct csi_token *tok, void *out_block)
 {
+	struct sc_hasher *hs;
 	struct peer_conn *k;
 	int err;
 
@@ -259,8 +264,20 @@ int sc_peer_pool_fetch(struct sc_peer_pool *p,
 	if (!k)
 		return sc_peer_fetch(where, requester, epoch, h, tok,
 				     p->timeout_ms, p->block_size, out_block);
-	err = peer_call(k->c, requester, epoch, h, tok, p->block_size,
-			out_block);
+	pthread_mutex_lock(&p->lock);
+	hs = p->nhashers ? p->hashers[--p->nhashers] : NULL;
+	pthread_mutex_unlock(&p->lock);
+	if (!hs)
+		hs = sc_hasher_new();
+	err = hs ? peer_call(k->c, hs, requester, epoch, h, tok,
+			     p->block_size, out_block) : -ENOMEM;
 	pool_put(p, k, err);
+	pthread_mutex_lock(&p->lock);
+	if (hs && p->nhashers < PEER_POOL_INFLIGHT) {
+		p->hashers[p->nhashers++] = hs;
+		hs = NULL;
+	}
+	pthread_mutex_unlock(&p->lock);
+	sc_hasher_free(hs);
 	return err;
 }

@@ -610,20 +610,20 @@ static void test_data_verify(void **state)
 	/* PROTOCOL.md §2: SHA-256 of 4096 zero bytes */
 	assert_int_equal(sc_hasher_digest(hs, block, 4096, &zeros), 0);
 	memset(block, 0xff, sizeof(block));
-	assert_int_equal(sc_peer_data_verify(hs, 4096, &zeros, NULL, 0, block),
+	assert_int_equal(sc_block_verify(hs, 4096, &zeros, NULL, 0, block),
 			 0);
 	assert_memory_equal(block, zero4k, 4096);
-	assert_int_equal(sc_peer_data_verify(hs, 4096, &zeros, block, 4097,
-					     block), -SC_EBADMSG);
+	assert_int_equal(sc_block_verify(hs, 4096, &zeros, block, 4097,
+					 block), -SC_EBADMSG);
 
 	memset(block, 0, sizeof(block));
 	memcpy(block, data, sizeof(data));
 	assert_int_equal(sc_hasher_digest(hs, block, SC_BLOCK_SIZE_MAX, &h), 0);
 	memset(block + sizeof(data), 0x77, 100);
-	assert_int_equal(sc_peer_data_verify(hs, SC_BLOCK_SIZE_MAX, &h, block,
-					     sizeof(data), block), 0);
-	assert_int_equal(sc_peer_data_verify(hs, SC_BLOCK_SIZE_MAX, &zeros,
-					     data, sizeof(data), block),
+	assert_int_equal(sc_block_verify(hs, SC_BLOCK_SIZE_MAX, &h, block,
+					 sizeof(data), block), 0);
+	assert_int_equal(sc_block_verify(hs, SC_BLOCK_SIZE_MAX, &zeros,
+					 data, sizeof(data), block),
 			 -SC_EBADMSG);
 	sc_hasher_free(hs);
 }

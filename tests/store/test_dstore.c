@@ -665,6 +665,19 @@ static void test_concurrent_writers(void **state)
 	fsck_clean(f);
 }
 
+/* dstore_write_blocks of n blocks of b from lbn (hash: known hashes). */
+static int write_blocks(struct fixture *f, uint64_t ino, uint64_t lbn,
+			uint32_t n, const uint8_t *b, const uint8_t *skip,
+			const struct sc_hash *hash, uint64_t end, bool stable,
+			struct dstore_attr *pre, struct dstore_attr *post)
+{
+	struct dstore_wblocks w = { .lbn = lbn, .n = n, .buf = b,
+				    .skip = skip, .hash = hash, .end = end,
+				    .stable = stable };
+
+	return dstore_write_blocks(f->ds, ino, &w, pre, post);
+}
+
 /*
  * dstore_write_blocks: skipped blocks keep their content, the size moves
  * to end even when the blocks that reach it are skipped, the tail past
@@ -677,15 +690,18 @@ static void test_write_blocks(void **state)
 	uint8_t *b = calloc(4, BS), *old = malloc(4 * BS), got[BS];
 	uint8_t skip[4] = { 0, 1, 0, 1 };
 	struct dstore_attr pre, post;
-	struct sc_hash h;
+	struct sc_hash h, hv[4];
 
 	fill(old, 4 * BS, 1);
 	put(f, ino, 0, old, 2 * BS);
 	fill(b, 4 * BS, 2);
+	/* hashes given are taken as they are (fsck recomputes them below) */
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(sc_hasher_digest(dstore_hasher(f->ds),
+						  b + i * BS, BS, &hv[i]), 0);
 	/* block 3, which reaches end, is skipped: the size moves anyway */
-	assert_int_equal(dstore_write_blocks(f->ds, ino, 0, 4, b, skip,
-					     3 * BS + 100, true, &pre, &post),
-			 0);
+	assert_int_equal(write_blocks(f, ino, 0, 4, b, skip, hv,
+				      3 * BS + 100, true, &pre, &post), 0);
 	assert_int_equal(pre.size, 2 * BS);
 	assert_int_equal(post.size, 3 * BS + 100);
 	assert_true(post.change > pre.change);
@@ -695,20 +711,18 @@ static void test_write_blocks(void **state)
 	expect(f, ino, 3 * BS, (uint8_t[100]){ 0 }, 100);
 	/* a short last block: its bytes up to end */
 	memset(b + 3 * BS + 100, 0, BS - 100);
-	assert_int_equal(dstore_write_blocks(f->ds, ino, 3, 1, b + 3 * BS,
-					     NULL, 3 * BS + 100, false, &pre,
-					     &post), 0);
+	assert_int_equal(write_blocks(f, ino, 3, 1, b + 3 * BS, NULL, NULL,
+				      3 * BS + 100, false, &pre, &post), 0);
 	assert_int_equal(post.size, 3 * BS + 100);
 	expect(f, ino, 3 * BS, b + 3 * BS, 100);
 	/* nothing but a skipped block reaching past the size: only the size */
 	skip[0] = skip[2] = 1;
-	assert_int_equal(dstore_write_blocks(f->ds, ino, 4, 4, b, skip,
-					     8 * BS, false, &pre, &post), 0);
+	assert_int_equal(write_blocks(f, ino, 4, 4, b, skip, NULL, 8 * BS,
+				      false, &pre, &post), 0);
 	assert_int_equal(post.size, 8 * BS);
 	expect(f, ino, 7 * BS, (uint8_t[BS]){ 0 }, BS);
-	assert_int_equal(dstore_write_blocks(f->ds, DSTORE_ROOT_INO, 0, 1, b,
-					     NULL, BS, false, &pre, &post),
-			 -EISDIR);
+	assert_int_equal(write_blocks(f, DSTORE_ROOT_INO, 0, 1, b, NULL, NULL,
+				      BS, false, &pre, &post), -EISDIR);
 
 	assert_int_equal(sc_hasher_digest(dstore_hasher(f->ds), b, BS, &h), 0);
 	assert_int_equal(dstore_read_content(f->ds, &h, got), 0);
@@ -758,10 +772,9 @@ static void test_write_blocks_exclusive(void **state)
 	assert_int_equal(pthread_create(&t, NULL, nfs_writer_main, &w), 0);
 	for (int i = 0; i < 64; i++) {
 		fill(b, sizeof(b), 2000 + (uint64_t)i);
-		assert_int_equal(dstore_write_blocks(f->ds, w.ino,
-						     (uint64_t)(i % 4) * 2, 2,
-						     b, NULL, 8 * BS, false,
-						     &pre, &post), 0);
+		assert_int_equal(write_blocks(f, w.ino, (uint64_t)(i % 4) * 2,
+					      2, b, NULL, NULL, 8 * BS, false,
+					      &pre, &post), 0);
 		pre_c[i] = pre.change;
 		post_c[i] = post.change;
 	}

@@ -38,6 +38,18 @@ void sc_hasher_free(struct sc_hasher *h);
 /* SHA-256 of data[0..len); 0 or a negative error. */
 int sc_hasher_digest(struct sc_hasher *h, const void *data, size_t len,
 		     struct sc_hash *out);
+/*
+ * A block received as a data field (PROTOCOL.md §2: shorter than the
+ * block means zeros follow), from a server, a peer or a writing host:
+ * copy data[0..len) into block (block_size bytes; data may be block
+ * itself), zero-fill the rest and compare its SHA-256 with h.  0 when the
+ * block is usable; -SC_EBADMSG when len exceeds block_size or the hash
+ * differs, and then block must not be used; another negative error if
+ * hashing failed.
+ */
+int sc_block_verify(struct sc_hasher *hs, uint32_t block_size,
+		    const struct sc_hash *h, const void *data, uint32_t len,
+		    void *block);
 
 static inline bool sc_hash_eq(const struct sc_hash *a, const struct sc_hash *b)
 {

@@ -70,8 +70,9 @@ struct sc_host_transport {
 	void (*release)(void *ctx, void *reply);
 	/*
 	 * PEER_READ of h at where, as requester in epoch, presenting tok:
-	 * 0 with the verified, zero-filled block in out, or a negative
-	 * errno (then the host reads the block from the server).
+	 * 0 with the verified, zero-filled block in out (the host caches
+	 * it without hashing it again), or a negative errno (then the
+	 * host reads the block from the server).
 	 */
 	int (*peer_fetch)(void *ctx, const struct csi_peer_addr *where,
 			  uint64_t requester, uint64_t epoch,

@@ -41,15 +41,4 @@ int sc_peer_serve_read(const struct sc_peer_identity *id, uint64_t now,
 		       void *ctx, void *buf, uint32_t block_size,
 		       struct csi_peer_read_res *res);
 
-/*
- * The requester's check of a data field (PROTOCOL.md §2): copy
- * data[0..len) into block (block_size bytes; data may be block itself),
- * zero-fill the rest and compare its SHA-256 with h.  0 when the block is
- * usable; -SC_EBADMSG when len exceeds block_size or the hash differs, and
- * then block must not be used; another negative error if hashing failed.
- */
-int sc_peer_data_verify(struct sc_hasher *hs, uint32_t block_size,
-			const struct sc_hash *h, const void *data, uint32_t len,
-			void *block);
-
 #endif /* SEACACHE_PEER_SERVE_H */
