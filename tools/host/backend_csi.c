@@ -203,7 +203,6 @@ static void csi_tick(void *be)
 }
 
 const struct backend_ops csi_backend_ops = {
-	.name = "csi",
 	.vm_open = csi_vm_open,
 	.vm_close = csi_vm_close,
 	.read = csi_read,

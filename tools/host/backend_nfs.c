@@ -281,7 +281,7 @@ static int nfs_backend_read(void *be, void *vmctx, uint32_t image,
 	uint32_t bs = b->block_size, n = (uint32_t)(len / bs), i, j;
 	struct nfsfh *fh = image_fh(b, v, image);
 	uint8_t *out = buf, *hit = calloc(n ? n : 1, 1);
-	uint64_t lbn = off / bs;
+	uint64_t lbn = off / bs, hits = 0;
 	int rc = 0;
 
 	if (!fh || !hit) {
@@ -296,6 +296,7 @@ static int nfs_backend_read(void *be, void *vmctx, uint32_t image,
 		if (p) {
 			memcpy(out + (size_t)i * bs, p, bs);
 			hit[i] = 1;
+			hits++;
 		}
 	}
 	pthread_mutex_unlock(&b->lock);
@@ -317,15 +318,13 @@ static int nfs_backend_read(void *be, void *vmctx, uint32_t image,
 		}
 		pthread_mutex_unlock(&b->lock);
 	}
-	for (i = 0; i < n; i++)
-		atomic_fetch_add(&b->hits, hit[i]);
+	atomic_fetch_add(&b->hits, hits);
 	atomic_fetch_add(&b->blocks, n);
 	free(hit);
 	return rc;
 }
 
 const struct backend_ops nfs_backend_ops = {
-	.name = "nfs",
 	.vm_open = nfs_vm_open,
 	.vm_close = nfs_vm_close,
 	.read = nfs_backend_read,

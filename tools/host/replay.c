@@ -86,7 +86,6 @@ int replay_load(struct replay *r, const char *path, unsigned int vm_first,
 		vr->lbn = q.lbn;
 		vr->nblocks = q.nblocks;
 		vr->image = (uint32_t)q.file;
-		vr->op = q.op;
 		vr->fp_at = (uint32_t)r->nfps;
 		memcpy(r->fps + r->nfps * q.fp_len, q.fp,
 		       (size_t)q.nblocks * q.fp_len);
@@ -207,7 +206,6 @@ static void *vm_main(void *arg)
 		sum += lat[i];
 		w->res->requests++;
 		w->res->blocks += q->nblocks;
-		w->res->bytes += len;
 		if (rc) {
 			if (!w->res->errors)
 				fprintf(stderr,

@@ -19,13 +19,11 @@ struct vm_req {
 	uint64_t lbn;
 	uint32_t nblocks;
 	uint32_t image;
-	uint8_t op;			/* 'R' or 'W' */
 	uint32_t fp_at;			/* index of its first fingerprint */
 };
 
 /* What a backend (one host's way to the server) must do. */
 struct backend_ops {
-	const char *name;
 	/* A VM's own context (its connection, its open files). */
 	void *(*vm_open)(void *be, unsigned int vm, char *err, size_t errlen);
 	void (*vm_close)(void *be, void *vmctx);
@@ -50,7 +48,7 @@ struct host_totals {
 };
 
 struct vm_result {
-	uint64_t requests, blocks, bytes;
+	uint64_t requests, blocks;
 	uint64_t verified;		/* blocks checked against the workload */
 	uint64_t mismatches;
 	uint64_t errors;

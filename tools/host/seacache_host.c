@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,6 +175,39 @@ bad:
 	return -1;
 }
 
+/* struct host_totals's counters, in its order, as the lab names them. */
+static const struct {
+	const char *key;
+	size_t off;
+} totals_keys[] = {
+#define TK(f) { #f, offsetof(struct host_totals, f) }
+	TK(server_bytes), TK(peer_bytes), TK(peer_served_bytes),
+	TK(server_calls), TK(cache_blocks_hit), TK(blocks_read),
+	/* csi only: how the misses went */
+	TK(delegations), TK(peer_failures), TK(force_data_blocks),
+	TK(waited_blocks), TK(hash_only_blocks), TK(pushes_received),
+	TK(pushed_hits),
+#undef TK
+};
+#define TOTALS_MISSES 6		/* the first of the csi-only counters */
+#define TOTALS_N (sizeof(totals_keys) / sizeof(totals_keys[0]))
+
+/* Counters from .. to - 1 of t: JSON members, or " key=value" each. */
+static void print_totals(const struct host_totals *t, size_t from, size_t to,
+			 bool json)
+{
+	for (size_t i = from; i < to; i++) {
+		unsigned long long v = *(const uint64_t *)
+			((const char *)t + totals_keys[i].off);
+
+		if (json)
+			printf("%s\"%s\": %llu", i ? ", " : "",
+			       totals_keys[i].key, v);
+		else
+			printf(" %s=%llu", totals_keys[i].key, v);
+	}
+}
+
 static void print_json(const struct opts *o, const char *label,
 		       const struct replay *r, const struct vm_result *res,
 		       const struct host_totals *t)
@@ -191,20 +226,9 @@ static void print_json(const struct opts *o, const char *label,
 		       (unsigned long long)x->errors, x->lat_mean_us,
 		       x->lat_p50_us, x->lat_p99_us, x->seconds);
 	}
-	printf("],\n \"server_bytes\": %llu, \"peer_bytes\": %llu, \"peer_served_bytes\": %llu, \"server_calls\": %llu, \"cache_blocks_hit\": %llu, \"blocks_read\": %llu, \"delegations\": %llu, \"peer_failures\": %llu, \"force_data_blocks\": %llu, \"waited_blocks\": %llu, \"hash_only_blocks\": %llu, \"pushes_received\": %llu, \"pushed_hits\": %llu}\n",
-	       (unsigned long long)t->server_bytes,
-	       (unsigned long long)t->peer_bytes,
-	       (unsigned long long)t->peer_served_bytes,
-	       (unsigned long long)t->server_calls,
-	       (unsigned long long)t->cache_blocks_hit,
-	       (unsigned long long)t->blocks_read,
-	       (unsigned long long)t->delegations,
-	       (unsigned long long)t->peer_failures,
-	       (unsigned long long)t->force_data_blocks,
-	       (unsigned long long)t->waited_blocks,
-	       (unsigned long long)t->hash_only_blocks,
-	       (unsigned long long)t->pushes_received,
-	       (unsigned long long)t->pushed_hits);
+	printf("],\n ");
+	print_totals(t, 0, TOTALS_N, true);
+	printf("}\n");
 }
 
 static void print_results(const struct opts *o, const struct replay *r,
@@ -225,7 +249,6 @@ static void print_results(const struct opts *o, const struct replay *r,
 
 		sum.requests += x->requests;
 		sum.blocks += x->blocks;
-		sum.bytes += x->bytes;
 		sum.verified += x->verified;
 		sum.mismatches += x->mismatches;
 		sum.errors += x->errors;
@@ -252,26 +275,17 @@ static void print_results(const struct opts *o, const struct replay *r,
 	if (sum.requests)
 		lat_mean /= (double)sum.requests;
 	if (o->kv) {
-		printf("host name=%s mode=%s requests=%llu blocks=%llu verified=%llu mismatches=%llu errors=%llu lat_mean_us=%.1f lat_p50_max_us=%.1f lat_p99_max_us=%.1f seconds=%.3f server_bytes=%llu peer_bytes=%llu peer_served_bytes=%llu server_calls=%llu cache_blocks_hit=%llu blocks_read=%llu\n",
+		printf("host name=%s mode=%s requests=%llu blocks=%llu verified=%llu mismatches=%llu errors=%llu lat_mean_us=%.1f lat_p50_max_us=%.1f lat_p99_max_us=%.1f seconds=%.3f",
 		       o->name, label, (unsigned long long)sum.requests,
 		       (unsigned long long)sum.blocks,
 		       (unsigned long long)sum.verified,
 		       (unsigned long long)sum.mismatches,
 		       (unsigned long long)sum.errors, lat_mean, p50, p99,
-		       secs, (unsigned long long)t->server_bytes,
-		       (unsigned long long)t->peer_bytes,
-		       (unsigned long long)t->peer_served_bytes,
-		       (unsigned long long)t->server_calls,
-		       (unsigned long long)t->cache_blocks_hit,
-		       (unsigned long long)t->blocks_read);
-		printf("misses delegations=%llu peer_failures=%llu force_data_blocks=%llu waited_blocks=%llu hash_only_blocks=%llu pushes_received=%llu pushed_hits=%llu\n",
-		       (unsigned long long)t->delegations,
-		       (unsigned long long)t->peer_failures,
-		       (unsigned long long)t->force_data_blocks,
-		       (unsigned long long)t->waited_blocks,
-		       (unsigned long long)t->hash_only_blocks,
-		       (unsigned long long)t->pushes_received,
-		       (unsigned long long)t->pushed_hits);
+		       secs);
+		print_totals(t, 0, TOTALS_MISSES, false);
+		printf("\nmisses");
+		print_totals(t, TOTALS_MISSES, TOTALS_N, false);
+		printf("\n");
 		return;
 	}
 	printf("host %s (%s): %llu requests, %llu blocks in %.2f s; %llu blocks checked, %llu wrong, %llu errors\n",
