@@ -62,7 +62,7 @@ static void acq_free(struct acq *q)
 
 static int acq_init(struct sc_dcache *c, const char *arg)
 {
-	uint32_t pct = 100, i;
+	uint32_t pct = 100;
 	uint64_t ac;
 	struct acq *q;
 
@@ -87,16 +87,8 @@ static int acq_init(struct sc_dcache *c, const char *arg)
 		acq_free(q);
 		return -SC_ENOMEM;
 	}
-	q->cfree = SC_NIL;
-	for (i = q->cc; i-- > 0;) {
-		q->ctab.next[i] = q->cfree;
-		q->cfree = i;
-	}
-	q->afree = SC_NIL;
-	for (i = q->ac; i-- > 0;) {
-		q->atab.next[i] = q->afree;
-		q->afree = i;
-	}
+	q->cfree = sc_itab_free_all(&q->ctab);
+	q->afree = sc_itab_free_all(&q->atab);
 	c->priv = q;
 	return 0;
 }
@@ -105,17 +97,6 @@ static void acq_destroy(struct sc_dcache *c)
 {
 	acq_free(c->priv);
 	c->priv = NULL;
-}
-
-static uint32_t find(const struct sc_itab *t, const uint64_t *keys,
-		     uint64_t key)
-{
-	uint32_t i;
-
-	for (i = sc_itab_first(t, key); i != SC_NIL; i = sc_itab_next(t, i))
-		if (keys[i] == key)
-			return i;
-	return SC_NIL;
 }
 
 /* Does slot a come before slot b in the heap (evicted first)? */
@@ -168,8 +149,7 @@ static void acq_aq_drop(struct acq *q, uint32_t a)
 {
 	sc_lru_unlink(&q->alru, a);
 	sc_itab_del(&q->atab, q->akey[a], a);
-	q->atab.next[a] = q->afree;
-	q->afree = a;
+	sc_itab_free_push(&q->atab, &q->afree, a);
 	q->aused--;
 }
 
@@ -177,7 +157,7 @@ static void acq_access(struct sc_dcache *c, const struct sc_dc_req *r,
 		       struct sc_dc_res *res)
 {
 	struct acq *q = c->priv;
-	uint32_t s = find(&q->ctab, q->ckey, r->content), a, ref, v;
+	uint32_t s = sc_itab_find(&q->ctab, q->ckey, r->content), a, ref, v;
 
 	q->now++;
 	if (s != SC_NIL) {
@@ -187,15 +167,14 @@ static void acq_access(struct sc_dcache *c, const struct sc_dc_req *r,
 		res->kind = SC_DC_HIT;
 		return;
 	}
-	a = find(&q->atab, q->akey, r->content);
+	a = sc_itab_find(&q->atab, q->akey, r->content);
 	if (a != SC_NIL) {
 		sc_lru_touch(&q->alru, a);
 		q->aref[a]++;
 	} else {
 		if (q->afree == SC_NIL)
 			acq_aq_drop(q, sc_lru_tail(&q->alru));
-		a = q->afree;
-		q->afree = q->atab.next[a];
+		a = sc_itab_free_pop(&q->atab, &q->afree);
 		q->akey[a] = r->content;
 		q->aref[a] = 1;
 		sc_itab_add(&q->atab, r->content, a);
@@ -214,8 +193,7 @@ static void acq_access(struct sc_dcache *c, const struct sc_dc_req *r,
 		res->evicted++;
 		s = v;
 	} else {
-		s = q->cfree;
-		q->cfree = q->ctab.next[s];
+		s = sc_itab_free_pop(&q->ctab, &q->cfree);
 		acq_heap_set(q, q->cused++, s);
 	}
 	acq_aq_drop(q, a);
@@ -232,7 +210,7 @@ static bool acq_holds(const struct sc_dcache *c, uint64_t content)
 {
 	const struct acq *q = c->priv;
 
-	return find(&q->ctab, q->ckey, content) != SC_NIL;
+	return sc_itab_find(&q->ctab, q->ckey, content) != SC_NIL;
 }
 
 static size_t acq_bytes(const struct sc_dcache *c)

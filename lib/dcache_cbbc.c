@@ -75,7 +75,6 @@ struct cbbc {
 	uint32_t *rblk;
 	struct sc_itab rtab;	/* address -> reference */
 	struct sc_lru_link *rlink;
-	uint64_t compares;	/* chain entries compared in the hash table */
 };
 
 static void cbbc_free(struct cbbc *cb)
@@ -129,17 +128,10 @@ static int cbbc_init(struct sc_dcache *c, const char *arg)
 		cbbc_free(cb);
 		return -SC_ENOMEM;
 	}
-	cb->bfree = SC_NIL;
-	for (i = cb->nb; i-- > 0;) {
-		cb->ctab.next[i] = cb->bfree;
-		cb->bfree = i;
+	for (i = 0; i < cb->nb; i++)
 		sc_lru_init_shared(&cb->brefs[i], cb->rlink, cb->nr);
-	}
-	cb->rfree = SC_NIL;
-	for (i = cb->nr; i-- > 0;) {
-		cb->rtab.next[i] = cb->rfree;
-		cb->rfree = i;
-	}
+	cb->bfree = sc_itab_free_all(&cb->ctab);
+	cb->rfree = sc_itab_free_all(&cb->rtab);
 	c->priv = cb;
 	return 0;
 }
@@ -152,26 +144,12 @@ static void cbbc_destroy(struct sc_dcache *c)
 
 static uint32_t cb_rfind(const struct cbbc *cb, uint64_t addr)
 {
-	uint32_t i;
-
-	for (i = sc_itab_first(&cb->rtab, addr); i != SC_NIL;
-	     i = sc_itab_next(&cb->rtab, i))
-		if (cb->raddr[i] == addr)
-			return i;
-	return SC_NIL;
+	return sc_itab_find(&cb->rtab, cb->raddr, addr);
 }
 
-static uint32_t cb_bfind(struct cbbc *cb, uint64_t key)
+static uint32_t cb_bfind(const struct cbbc *cb, uint64_t key)
 {
-	uint32_t i;
-
-	for (i = sc_itab_first(&cb->ctab, key); i != SC_NIL;
-	     i = sc_itab_next(&cb->ctab, i)) {
-		cb->compares++;
-		if (cb->bkey[i] == key)
-			return i;
-	}
-	return SC_NIL;
+	return sc_itab_find(&cb->ctab, cb->bkey, key);
 }
 
 /* Take reference r off its block and the LUN map. */
@@ -179,8 +157,7 @@ static void cb_ref_unlink(struct cbbc *cb, uint32_t r)
 {
 	sc_lru_unlink(&cb->brefs[cb->rblk[r]], r);
 	sc_itab_del(&cb->rtab, cb->raddr[r], r);
-	cb->rtab.next[r] = cb->rfree;
-	cb->rfree = r;
+	sc_itab_free_push(&cb->rtab, &cb->rfree, r);
 	cb->rused--;
 	cb->used -= CBBC_REF_BYTES;
 }
@@ -196,8 +173,7 @@ static void cb_block_drop(struct sc_dcache *c, uint32_t b, bool evicted,
 		cb_ref_unlink(cb, sc_lru_tail(&cb->brefs[b]));
 	sc_lru_unlink(&cb->blru, b);
 	sc_itab_del(&cb->ctab, gone, b);
-	cb->ctab.next[b] = cb->bfree;
-	cb->bfree = b;
+	sc_itab_free_push(&cb->ctab, &cb->bfree, b);
 	cb->bused--;
 	cb->used -= cb->bs;
 	if (evicted)
@@ -236,8 +212,7 @@ static void cb_ref_add(struct sc_dcache *c, uint64_t addr, uint32_t b,
 	cb_ref_room(c, b, res);
 	if (cb->rfree == SC_NIL)
 		return;		/* b's last reference fills the pool */
-	r = cb->rfree;
-	cb->rfree = cb->rtab.next[r];
+	r = sc_itab_free_pop(&cb->rtab, &cb->rfree);
 	cb->raddr[r] = addr;
 	cb->rblk[r] = b;
 	sc_itab_add(&cb->rtab, addr, r);
@@ -257,8 +232,7 @@ static uint32_t cb_block_new(struct sc_dcache *c, uint64_t key,
 	       (cb->used + cb->bs + CBBC_REF_BYTES > cb->cap_bytes ||
 		cb->bfree == SC_NIL))
 		cb_block_drop(c, sc_lru_tail(&cb->blru), true, res);
-	b = cb->bfree;
-	cb->bfree = cb->ctab.next[b];
+	b = sc_itab_free_pop(&cb->ctab, &cb->bfree);
 	cb->bkey[b] = key;
 	sc_itab_add(&cb->ctab, key, b);
 	sc_lru_push_head(&cb->blru, b);
@@ -316,16 +290,15 @@ static void cbbc_do(struct sc_dcache *c, const struct sc_dc_req *r,
 	if (b != SC_NIL && cb->brefs[b].count == 1) {
 		/* Private write: the block is this address's alone. */
 		res->event = CB_WRITE_HIT_PRIVATE;
-		sc_itab_del(&cb->ctab, cb->bkey[b], b);
 		b2 = cb_bfind(cb, r->content);
 		if (b2 != SC_NIL) {
-			sc_itab_add(&cb->ctab, cb->bkey[b], b);
 			cb_block_drop(c, b, false, res);
 			sc_lru_touch(&cb->blru, b2);
 			res->kind = SC_DC_CONTENT_HIT;
 			cb_ref_add(c, r->addr, b2, res);
 			return;
 		}
+		sc_itab_del(&cb->ctab, cb->bkey[b], b);
 		if (c->cfg.on_evict)
 			c->cfg.on_evict(c->cfg.ctx, cb->bkey[b]);
 		cb->bkey[b] = r->content;
@@ -359,14 +332,7 @@ static void cbbc_access(struct sc_dcache *c, const struct sc_dc_req *r,
 
 static bool cbbc_holds(const struct sc_dcache *c, uint64_t content)
 {
-	const struct cbbc *cb = c->priv;
-	uint32_t i;
-
-	for (i = sc_itab_first(&cb->ctab, content); i != SC_NIL;
-	     i = sc_itab_next(&cb->ctab, i))
-		if (cb->bkey[i] == content)
-			return true;
-	return false;
+	return cb_bfind(c->priv, content) != SC_NIL;
 }
 
 static size_t cbbc_bytes(const struct sc_dcache *c)

@@ -55,9 +55,31 @@ static uint32_t popcount16(uint32_t x)
 
 #define CDAC_SCAN_MAX 64
 
-void cdac_delete_one(struct dsplit *s, struct sc_dc_res *res)
+/* BHI and RCE on address m at the LRU end: its event, a keep or a delete. */
+static uint32_t cdac_judge(struct dsplit *s, uint32_t m, uint32_t parts)
 {
-	uint32_t parts = sc_dcache_parts(s->c);
+	uint32_t d, r;
+
+	if (parts > 1 && !s->mflag[m] &&
+	    popcount16(s->mbits[m]) * 100 >= s->bhi_pct * parts) {
+		s->mflag[m] = 1;
+		return CDAC_BHI_KEEP;
+	}
+	d = dsplit_dfind(s, s->mcont[m]);
+	r = d == SC_NIL ? 0 : s->dref[d];
+	if (r <= 1)
+		return CDAC_RCE_SINGLE;
+	if (s->mref[m] &&
+	    (uint64_t)(s->mref[m] - (r < s->mref[m] ? r : s->mref[m])) *
+	    100 > (uint64_t)s->rce_pct * s->mref[m])
+		return CDAC_RCE_DECLINED;
+	s->mref[m] = r;
+	return CDAC_RCE_KEEP;
+}
+
+void cdac_delete_one(struct dsplit *s)
+{
+	uint32_t parts = sc_dcache_parts(s->c), m, ev;
 	uint64_t limit = 2 * (uint64_t)s->mused + 2, seen;
 
 	/*
@@ -68,36 +90,12 @@ void cdac_delete_one(struct dsplit *s, struct sc_dc_res *res)
 	 */
 	if (limit > CDAC_SCAN_MAX)
 		limit = CDAC_SCAN_MAX;
-	uint32_t m, d, r;
-
-	(void)res;
 	for (seen = 0;; seen++) {
 		m = s->mpol.ops->victim(&s->mpol);
-		if (seen >= limit) {
-			s->c->st.events[CDAC_FORCED]++;
+		ev = seen >= limit ? CDAC_FORCED : cdac_judge(s, m, parts);
+		s->c->st.events[ev]++;
+		if (ev != CDAC_BHI_KEEP && ev != CDAC_RCE_KEEP)
 			break;
-		}
-		if (parts > 1 && !s->mflag[m] &&
-		    popcount16(s->mbits[m]) * 100 >= s->bhi_pct * parts) {
-			s->mflag[m] = 1;
-			s->c->st.events[CDAC_BHI_KEEP]++;
-			s->mpol.ops->hit(&s->mpol, m);
-			continue;
-		}
-		d = dsplit_dfind(s, s->mcont[m]);
-		r = d == SC_NIL ? 0 : s->dref[d];
-		if (r <= 1) {
-			s->c->st.events[CDAC_RCE_SINGLE]++;
-			break;
-		}
-		if (s->mref[m] &&
-		    (uint64_t)(s->mref[m] - (r < s->mref[m] ? r : s->mref[m])) *
-		    100 > (uint64_t)s->rce_pct * s->mref[m]) {
-			s->c->st.events[CDAC_RCE_DECLINED]++;
-			break;
-		}
-		s->mref[m] = r;
-		s->c->st.events[CDAC_RCE_KEEP]++;
 		s->mpol.ops->hit(&s->mpol, m);
 	}
 	dsplit_meta_delete(s, m);

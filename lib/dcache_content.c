@@ -41,7 +41,7 @@ static void ccont_free(struct ccont *cc)
 
 static int ccont_init(struct sc_dcache *c, const char *arg)
 {
-	uint32_t cap = c->cfg.data_blocks, i;
+	uint32_t cap = c->cfg.data_blocks;
 	struct ccont *cc;
 	int err;
 
@@ -64,11 +64,7 @@ static int ccont_init(struct sc_dcache *c, const char *arg)
 	}
 	cc->pol.key = ccont_key;
 	cc->pol.key_ctx = cc;
-	cc->free_head = SC_NIL;
-	for (i = cap; i-- > 0;) {
-		cc->tab.next[i] = cc->free_head;
-		cc->free_head = i;
-	}
+	cc->free_head = sc_itab_free_all(&cc->tab);
 	c->priv = cc;
 	return 0;
 }
@@ -81,13 +77,7 @@ static void ccont_destroy(struct sc_dcache *c)
 
 static uint32_t ccont_find(const struct ccont *cc, uint64_t key)
 {
-	uint32_t i;
-
-	for (i = sc_itab_first(&cc->tab, key); i != SC_NIL;
-	     i = sc_itab_next(&cc->tab, i))
-		if (cc->key[i] == key)
-			return i;
-	return SC_NIL;
+	return sc_itab_find(&cc->tab, cc->key, key);
 }
 
 static void ccont_access(struct sc_dcache *c, const struct sc_dc_req *r,
@@ -114,8 +104,7 @@ static void ccont_access(struct sc_dcache *c, const struct sc_dc_req *r,
 		if (c->cfg.on_evict)
 			c->cfg.on_evict(c->cfg.ctx, gone);
 	} else {
-		slot = cc->free_head;
-		cc->free_head = cc->tab.next[slot];
+		slot = sc_itab_free_pop(&cc->tab, &cc->free_head);
 	}
 	cc->key[slot] = r->content;
 	cc->share[slot] = r->share;

@@ -84,7 +84,7 @@ static int lruca_parse(const char *arg, bool *bloom, uint32_t *w)
 static int lruca_init(struct sc_dcache *c, const char *arg)
 {
 	struct lruca *l;
-	uint32_t w = 64, i;
+	uint32_t w = 64;
 	bool bloom;
 	uint64_t nb;
 
@@ -112,17 +112,9 @@ static int lruca_init(struct sc_dcache *c, const char *arg)
 		l->pkey = sc_calloc(l->pcap, sizeof(*l->pkey));
 		if (!l->pkey || sc_itab_init(&l->ptab, l->pcap))
 			goto nomem;
-		l->pfree = SC_NIL;
-		for (i = l->pcap; i-- > 0;) {
-			l->ptab.next[i] = l->pfree;
-			l->pfree = i;
-		}
+		l->pfree = sc_itab_free_all(&l->ptab);
 	}
-	l->free_head = SC_NIL;
-	for (i = l->cap; i-- > 0;) {
-		l->tab.next[i] = l->free_head;
-		l->free_head = i;
-	}
+	l->free_head = sc_itab_free_all(&l->tab);
 	c->priv = l;
 	return 0;
 nomem:
@@ -136,17 +128,6 @@ static void lruca_destroy(struct sc_dcache *c)
 	c->priv = NULL;
 }
 
-static uint32_t find(const struct sc_itab *t, const uint64_t *keys,
-		     uint64_t key)
-{
-	uint32_t i;
-
-	for (i = sc_itab_first(t, key); i != SC_NIL; i = sc_itab_next(t, i))
-		if (keys[i] == key)
-			return i;
-	return SC_NIL;
-}
-
 static uint32_t bloom_at(const struct lruca *l, uint64_t key, uint32_t k)
 {
 	return (uint32_t)sc_mix64(key + 0x9e3779b97f4a7c15ull * (k + 1)) &
@@ -158,7 +139,7 @@ static bool lruca_peer_has(const struct lruca *l, uint64_t key)
 	uint32_t k;
 
 	if (!l->bloom)
-		return find(&l->ptab, l->pkey, key) != SC_NIL;
+		return sc_itab_find(&l->ptab, l->pkey, key) != SC_NIL;
 	for (k = 0; k < LRUCA_BLOOM_HASHES; k++)
 		if (!l->cnt[bloom_at(l, key, k)])
 			return false;
@@ -183,17 +164,15 @@ static void lruca_peer(struct sc_dcache *c, uint64_t key, bool held)
 		}
 		return;
 	}
-	i = find(&l->ptab, l->pkey, key);
+	i = sc_itab_find(&l->ptab, l->pkey, key);
 	if (held && i == SC_NIL && l->pfree != SC_NIL) {
-		i = l->pfree;
-		l->pfree = l->ptab.next[i];
+		i = sc_itab_free_pop(&l->ptab, &l->pfree);
 		l->pkey[i] = key;
 		sc_itab_add(&l->ptab, key, i);
 		l->pused++;
 	} else if (!held && i != SC_NIL) {
 		sc_itab_del(&l->ptab, key, i);
-		l->ptab.next[i] = l->pfree;
-		l->pfree = i;
+		sc_itab_free_push(&l->ptab, &l->pfree, i);
 		l->pused--;
 	}
 }
@@ -216,7 +195,7 @@ static void lruca_access(struct sc_dcache *c, const struct sc_dc_req *r,
 			 struct sc_dc_res *res)
 {
 	struct lruca *l = c->priv;
-	uint32_t s = find(&l->tab, l->key, r->content);
+	uint32_t s = sc_itab_find(&l->tab, l->key, r->content);
 
 	if (s != SC_NIL) {
 		sc_lru_touch(&l->lru, s);
@@ -233,8 +212,7 @@ static void lruca_access(struct sc_dcache *c, const struct sc_dc_req *r,
 		if (c->cfg.on_evict)
 			c->cfg.on_evict(c->cfg.ctx, l->key[s]);
 	} else {
-		s = l->free_head;
-		l->free_head = l->tab.next[s];
+		s = sc_itab_free_pop(&l->tab, &l->free_head);
 	}
 	l->key[s] = r->content;
 	sc_itab_add(&l->tab, r->content, s);
@@ -247,7 +225,7 @@ static bool lruca_holds(const struct sc_dcache *c, uint64_t content)
 {
 	const struct lruca *l = c->priv;
 
-	return find(&l->tab, l->key, content) != SC_NIL;
+	return sc_itab_find(&l->tab, l->key, content) != SC_NIL;
 }
 
 static size_t lruca_bytes(const struct sc_dcache *c)

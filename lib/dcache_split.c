@@ -33,17 +33,6 @@ static void dsplit_free(struct dsplit *s)
 	sc_free(s);
 }
 
-static void free_chain(struct sc_itab *t, uint32_t cap, uint32_t *head)
-{
-	uint32_t i;
-
-	*head = SC_NIL;
-	for (i = cap; i-- > 0;) {
-		t->next[i] = *head;
-		*head = i;
-	}
-}
-
 int dsplit_init(struct sc_dcache *c, const char *mpolicy, const char *dpolicy)
 {
 	struct dsplit *s = sc_zalloc(sizeof(*s));
@@ -83,8 +72,8 @@ int dsplit_init(struct sc_dcache *c, const char *mpolicy, const char *dpolicy)
 		goto fail;
 	s->mpol.key = dsplit_mkey;
 	s->mpol.key_ctx = s;
-	free_chain(&s->mtab, s->mcap, &s->mfree);
-	free_chain(&s->dtab, s->dcap, &s->dfree);
+	s->mfree = sc_itab_free_all(&s->mtab);
+	s->dfree = sc_itab_free_all(&s->dtab);
 	c->priv = s;
 	return 0;
 fail:
@@ -100,24 +89,12 @@ void dsplit_destroy(struct sc_dcache *c)
 
 static uint32_t dsplit_mfind(const struct dsplit *s, uint64_t addr)
 {
-	uint32_t i;
-
-	for (i = sc_itab_first(&s->mtab, addr); i != SC_NIL;
-	     i = sc_itab_next(&s->mtab, i))
-		if (s->maddr[i] == addr)
-			return i;
-	return SC_NIL;
+	return sc_itab_find(&s->mtab, s->maddr, addr);
 }
 
 uint32_t dsplit_dfind(const struct dsplit *s, uint64_t key)
 {
-	uint32_t i;
-
-	for (i = sc_itab_first(&s->dtab, key); i != SC_NIL;
-	     i = sc_itab_next(&s->dtab, i))
-		if (s->dkey[i] == key)
-			return i;
-	return SC_NIL;
+	return sc_itab_find(&s->dtab, s->dkey, key);
 }
 
 static void dref_inc(struct dsplit *s, uint32_t d)
@@ -138,14 +115,13 @@ static void dref_dec(struct dsplit *s, uint32_t d)
 
 void dsplit_meta_delete(struct dsplit *s, uint32_t m)
 {
-	uint32_t d = dsplit_dfind(s, s->mcont[m]);
+	uint32_t d = s->cdac ? dsplit_dfind(s, s->mcont[m]) : SC_NIL;
 
 	if (d != SC_NIL)
 		dref_dec(s, d);
 	s->mpol.ops->remove(&s->mpol, m);
 	sc_itab_del(&s->mtab, s->maddr[m], m);
-	s->mtab.next[m] = s->mfree;
-	s->mfree = m;
+	sc_itab_free_push(&s->mtab, &s->mfree, m);
 	s->mused--;
 }
 
@@ -159,8 +135,7 @@ static void dsplit_data_evict(struct dsplit *s, uint32_t d,
 	else
 		s->dpol.ops->remove(&s->dpol, d);
 	sc_itab_del(&s->dtab, gone, d);
-	s->dtab.next[d] = s->dfree;
-	s->dfree = d;
+	sc_itab_free_push(&s->dtab, &s->dfree, d);
 	s->dused--;
 	res->evicted++;
 	if (s->c->cfg.on_evict)
@@ -176,15 +151,14 @@ static uint32_t dsplit_data_alloc(struct dsplit *s, uint64_t key,
 	if (s->dfree == SC_NIL) {
 		if (s->cdac) {
 			while (!s->zero.count)
-				cdac_delete_one(s, res);
+				cdac_delete_one(s);
 			d = sc_lru_tail(&s->zero);
 		} else {
 			d = s->dpol.ops->victim(&s->dpol);
 		}
 		dsplit_data_evict(s, d, res);
 	}
-	d = s->dfree;
-	s->dfree = s->dtab.next[d];
+	d = sc_itab_free_pop(&s->dtab, &s->dfree);
 	s->dkey[d] = key;
 	sc_itab_add(&s->dtab, key, d);
 	s->dused++;
@@ -207,21 +181,21 @@ static void dsplit_meta_touch(struct dsplit *s, uint32_t m, uint32_t parts)
 	}
 }
 
-/* Make addr name content (cached in data slot d). */
-static void dsplit_map(struct dsplit *s, uint64_t addr, uint64_t content,
-		       uint32_t d, uint32_t parts, struct sc_dc_res *res)
+/* Make addr (in metadata entry m, or SC_NIL) name content (in data slot d). */
+static void dsplit_map(struct dsplit *s, uint32_t m, uint64_t addr,
+		       uint64_t content, uint32_t d, uint32_t parts)
 {
-	uint32_t m = dsplit_mfind(s, addr), old;
+	uint32_t old;
 
 	if (m != SC_NIL) {
-		if (s->mcont[m] != content) {
+		if (s->mcont[m] != content && s->cdac) {
 			old = dsplit_dfind(s, s->mcont[m]);
 			/* Before the decrement: d must not become free. */
 			dref_inc(s, d);
 			if (old != SC_NIL)
 				dref_dec(s, old);
-			s->mcont[m] = content;
 		}
+		s->mcont[m] = content;
 		dsplit_meta_touch(s, m, parts);
 		return;
 	}
@@ -229,12 +203,11 @@ static void dsplit_map(struct dsplit *s, uint64_t addr, uint64_t content,
 	dref_inc(s, d);
 	while (s->mfree == SC_NIL) {
 		if (s->cdac)
-			cdac_delete_one(s, res);
+			cdac_delete_one(s);
 		else
 			dsplit_meta_delete(s, s->mpol.ops->victim(&s->mpol));
 	}
-	m = s->mfree;
-	s->mfree = s->mtab.next[m];
+	m = sc_itab_free_pop(&s->mtab, &s->mfree);
 	s->maddr[m] = addr;
 	s->mcont[m] = content;
 	sc_itab_add(&s->mtab, addr, m);
@@ -270,8 +243,11 @@ void dsplit_access(struct sc_dcache *c, const struct sc_dc_req *r,
 	} else {
 		d = dsplit_data_alloc(s, r->content, res);
 		res->admitted = true;
+		/* CDAC may have deleted addresses, m among them, to free d. */
+		if (s->cdac)
+			m = dsplit_mfind(s, r->addr);
 	}
-	dsplit_map(s, r->addr, r->content, d, parts, res);
+	dsplit_map(s, m, r->addr, r->content, d, parts);
 }
 
 bool dsplit_holds(const struct sc_dcache *c, uint64_t content)

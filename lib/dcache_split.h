@@ -55,7 +55,7 @@ size_t dsplit_bytes(const struct sc_dcache *c);
 uint64_t dsplit_blocks(const struct sc_dcache *c);
 
 /* CDAC's choice (dcache_cdac.c): delete one address from the metadata cache. */
-void cdac_delete_one(struct dsplit *s, struct sc_dc_res *res);
+void cdac_delete_one(struct dsplit *s);
 /* Remove metadata entry m (its block's count drops; CDAC frees at 0). */
 void dsplit_meta_delete(struct dsplit *s, uint32_t m);
 uint32_t dsplit_dfind(const struct dsplit *s, uint64_t key);

@@ -53,7 +53,6 @@ static void arc_free(struct arc *a)
 static int arc_init(struct sc_policy *p, uint32_t capacity, const char *arg)
 {
 	struct arc *a;
-	uint32_t i;
 
 	if (arg)
 		return -SC_EINVAL;
@@ -77,11 +76,7 @@ static int arc_init(struct sc_policy *p, uint32_t capacity, const char *arg)
 	sc_lru_init_shared(&a->t2, a->link, capacity);
 	sc_lru_init_shared(&a->b1, a->glink, a->g);
 	sc_lru_init_shared(&a->b2, a->glink, a->g);
-	a->gfree = SC_NIL;
-	for (i = a->g; i-- > 0;) {
-		a->gtab.next[i] = a->gfree;
-		a->gfree = i;
-	}
+	a->gfree = sc_itab_free_all(&a->gtab);
 	p->priv = a;
 	return 0;
 }
@@ -94,13 +89,7 @@ static void arc_destroy(struct sc_policy *p)
 
 static uint32_t arc_ghost_find(const struct arc *a, uint64_t key)
 {
-	uint32_t g;
-
-	for (g = sc_itab_first(&a->gtab, key); g != SC_NIL;
-	     g = sc_itab_next(&a->gtab, g))
-		if (a->gkey[g] == key)
-			return g;
-	return SC_NIL;
+	return sc_itab_find(&a->gtab, a->gkey, key);
 }
 
 static void arc_ghost_drop(struct arc *a, uint32_t g)
@@ -108,8 +97,7 @@ static void arc_ghost_drop(struct arc *a, uint32_t g)
 	sc_lru_unlink(a->gwhere[g] == ARC_B1 ? &a->b1 : &a->b2, g);
 	sc_itab_del(&a->gtab, a->gkey[g], g);
 	a->gwhere[g] = ARC_NONE;
-	a->gtab.next[g] = a->gfree;
-	a->gfree = g;
+	sc_itab_free_push(&a->gtab, &a->gfree, g);
 }
 
 /* Remember key as a ghost in list b (ARC_B1 or ARC_B2). */
@@ -121,8 +109,7 @@ static void arc_ghost_add(struct arc *a, uint64_t key, uint8_t b)
 		arc_ghost_drop(a, g);
 	if (a->gfree == SC_NIL)
 		arc_ghost_drop(a, sc_lru_tail(a->b2.count ? &a->b2 : &a->b1));
-	g = a->gfree;
-	a->gfree = a->gtab.next[g];
+	g = sc_itab_free_pop(&a->gtab, &a->gfree);
 	a->gkey[g] = key;
 	a->gwhere[g] = b;
 	sc_itab_add(&a->gtab, key, g);

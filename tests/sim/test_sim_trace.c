@@ -616,6 +616,20 @@ static void same_requests(const char *a, const char *b)
 	sim_trace_close(tb);
 }
 
+/* Reading p ends in an error whose message contains want. */
+static void read_fails(const char *p, const char *want)
+{
+	struct sim_trace *t = open_ok(p, NULL, 0);
+	struct sim_req r;
+	int rc;
+
+	while ((rc = sim_trace_next(t, &r)) == 1)
+		;
+	assert_int_equal(rc, -1);
+	assert_non_null(strstr(sim_trace_error(t), want));
+	sim_trace_close(t);
+}
+
 static void gzip_file(const char *name, const char *data, size_t len,
 		      int members)
 {
@@ -669,45 +683,23 @@ static void compressed_input(void **state)
 	same_requests(plain, path);
 
 	/* Truncated: an error with a message, not a silent end. */
+	read_fails(write_file("cut.txt.zst", z, zlen / 2), "truncated zstd");
+	snprintf(path, sizeof(path), "%s/gen.txt.gz", dir);
 	{
-		struct sim_trace *t;
-		struct sim_req r;
-		int rc;
+		FILE *f = fopen(path, "rb");
+		char *gz = malloc(len);
+		size_t gzlen;
 
-		t = open_ok(write_file("cut.txt.zst", z, zlen / 2), NULL, 0);
-		while ((rc = sim_trace_next(t, &r)) == 1)
-			;
-		assert_int_equal(rc, -1);
-		assert_non_null(strstr(sim_trace_error(t), "truncated zstd"));
-		sim_trace_close(t);
-
-		snprintf(path, sizeof(path), "%s/gen.txt.gz", dir);
-		{
-			FILE *f = fopen(path, "rb");
-			char *gz = malloc(len);
-			size_t gzlen;
-
-			assert_non_null(f);
-			assert_non_null(gz);
-			gzlen = fread(gz, 1, len, f);
-			fclose(f);
-			t = open_ok(write_file("cut.txt.gz", gz, gzlen - 100),
-				    NULL, 0);
-			while ((rc = sim_trace_next(t, &r)) == 1)
-				;
-			assert_int_equal(rc, -1);
-			assert_non_null(strstr(sim_trace_error(t), "truncated gzip"));
-			sim_trace_close(t);
-			/* Corrupt in the middle: zlib's message. */
-			memset(gz + gzlen / 2, 0x55, 64);
-			t = open_ok(write_file("bad.txt.gz", gz, gzlen), NULL, 0);
-			while ((rc = sim_trace_next(t, &r)) == 1)
-				;
-			assert_int_equal(rc, -1);
-			assert_non_null(strstr(sim_trace_error(t), "gzip"));
-			sim_trace_close(t);
-			free(gz);
-		}
+		assert_non_null(f);
+		assert_non_null(gz);
+		gzlen = fread(gz, 1, len, f);
+		fclose(f);
+		read_fails(write_file("cut.txt.gz", gz, gzlen - 100),
+			   "truncated gzip");
+		/* Corrupt in the middle: zlib's message. */
+		memset(gz + gzlen / 2, 0x55, 64);
+		read_fails(write_file("bad.txt.gz", gz, gzlen), "gzip");
+		free(gz);
 	}
 	/* An FIU trace compressed: detection looks at decompressed text. */
 	{

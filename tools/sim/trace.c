@@ -154,16 +154,6 @@ static void unseen_fp(uint64_t unit, uint8_t *out, uint32_t len)
 	}
 }
 
-/* Slot of key in m (the empty one it would take when absent). */
-static size_t unit_slot(const struct sim_unitmap *m, uint64_t key)
-{
-	size_t i = sc_mix64(key) & (m->cap - 1);
-
-	while (m->keys[i] && m->keys[i] != key)
-		i = (i + 1) & (m->cap - 1);
-	return i;
-}
-
 static bool unit_grow(struct sim_unitmap *m, uint32_t fp_len)
 {
 	size_t ncap = m->cap ? m->cap * 2 : 4096;
@@ -180,7 +170,7 @@ static bool unit_grow(struct sim_unitmap *m, uint32_t fp_len)
 
 		if (!m->keys[j])
 			continue;
-		i = unit_slot(&nm, m->keys[j]);
+		i = sim_slot(nm.keys, nm.cap, m->keys[j]);
 		nm.keys[i] = m->keys[j];
 		memcpy(nm.fps + i * fp_len, m->fps + j * fp_len, fp_len);
 	}
@@ -267,12 +257,12 @@ enum sim_line sim_emit(struct sim_trace *t, struct sim_req *req, uint64_t ts,
 				if (r == 1)
 					continue;
 				/* remember it for the requests that miss it */
-				i = unit_slot(m, key);
+				i = sim_slot(m->keys, m->cap, key);
 				m->n += !m->keys[i];
 				m->keys[i] = key;
 				memcpy(m->fps + i * fp_len, slot, fp_len);
 			} else if (r > 1 && m->n &&
-				   m->keys[i = unit_slot(m, key)]) {
+				   m->keys[i = sim_slot(m->keys, m->cap, key)]) {
 				memcpy(slot, m->fps + i * fp_len, fp_len);
 			} else {
 				unseen_fp(u, slot, fp_len);

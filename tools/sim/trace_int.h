@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Inside the trace readers: the common state (trace.c) and what each format
- * file (trace_<name>.c) provides and uses.  Not for the simulator.
+ * file (trace_<name>.c) provides and uses; sim_slot() also serves the
+ * generator (tracegen.c).  Not for the simulator.
  */
 #ifndef SEACACHE_SIM_TRACE_INT_H
 #define SEACACHE_SIM_TRACE_INT_H
 
 #include <stdbool.h>
 
+#include "seacache/compat.h"
 #include "trace.h"
 
 /* What a format's parse() made of one line. */
@@ -30,6 +32,20 @@ struct sim_format {
 
 extern const struct sim_format sim_format_fiu, sim_format_fiu_pid,
 	sim_format_msr, sim_format_seacache;
+
+/*
+ * Open addressing over 64-bit keys, 0 marking an empty slot (callers store
+ * key + 1): the slot of key in keys[0..cap-1], cap a power of two, or the
+ * empty slot it would take.
+ */
+static inline size_t sim_slot(const uint64_t *keys, size_t cap, uint64_t key)
+{
+	size_t i = sc_mix64(key) & (cap - 1);
+
+	while (keys[i] && keys[i] != key)
+		i = (i + 1) & (cap - 1);
+	return i;
+}
 
 /* Dense ids from 0 for 64-bit keys, in order of first appearance. */
 struct sim_idmap {

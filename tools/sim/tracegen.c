@@ -7,6 +7,7 @@
 
 #include "seacache/hash.h"
 #include "seacache/prng.h"
+#include "trace_int.h"
 #include "tracegen.h"
 
 #define GEN_MAX_REQ 1024u
@@ -54,9 +55,7 @@ static bool overlay_put(struct overlay *o, uint64_t key, uint64_t val)
 		for (size_t j = 0; j < o->cap; j++) {
 			if (!o->keys[j])
 				continue;
-			for (i = sc_mix64(o->keys[j]) & (ncap - 1); k[i];
-			     i = (i + 1) & (ncap - 1))
-				;
+			i = sim_slot(k, ncap, o->keys[j]);
 			k[i] = o->keys[j];
 			v[i] = o->vals[j];
 		}
@@ -67,9 +66,7 @@ static bool overlay_put(struct overlay *o, uint64_t key, uint64_t val)
 		o->cap = ncap;
 	}
 	key++;
-	for (i = sc_mix64(key) & (o->cap - 1); o->keys[i] && o->keys[i] != key;
-	     i = (i + 1) & (o->cap - 1))
-		;
+	i = sim_slot(o->keys, o->cap, key);
 	o->n += !o->keys[i];
 	o->keys[i] = key;
 	o->vals[i] = val;
@@ -78,16 +75,15 @@ static bool overlay_put(struct overlay *o, uint64_t key, uint64_t val)
 
 static bool overlay_get(const struct overlay *o, uint64_t key, uint64_t *val)
 {
+	size_t i;
+
 	if (!o->n)
 		return false;
-	key++;
-	for (size_t i = sc_mix64(key) & (o->cap - 1); o->keys[i];
-	     i = (i + 1) & (o->cap - 1))
-		if (o->keys[i] == key) {
-			*val = o->vals[i];
-			return true;
-		}
-	return false;
+	i = sim_slot(o->keys, o->cap, key + 1);
+	if (!o->keys[i])
+		return false;
+	*val = o->vals[i];
+	return true;
 }
 
 struct gen {

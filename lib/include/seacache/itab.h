@@ -54,4 +54,48 @@ static inline void sc_itab_add(struct sc_itab *t, uint64_t key, uint32_t i)
 	t->bucket[b] = i;
 }
 
+/* For callers whose key of slot i is keys[i]: the slot of key, or SC_NIL. */
+static inline uint32_t sc_itab_find(const struct sc_itab *t,
+				    const uint64_t *keys, uint64_t key)
+{
+	uint32_t i;
+
+	for (i = sc_itab_first(t, key); i != SC_NIL; i = sc_itab_next(t, i))
+		if (keys[i] == key)
+			return i;
+	return SC_NIL;
+}
+
+/*
+ * Slots not in the table may be kept on a free list through next[], its
+ * head held by the caller.  sc_itab_free_all() puts every slot on it,
+ * lowest first, and returns the head.
+ */
+static inline uint32_t sc_itab_free_all(struct sc_itab *t)
+{
+	uint32_t head = SC_NIL, i;
+
+	for (i = t->capacity; i-- > 0;) {
+		t->next[i] = head;
+		head = i;
+	}
+	return head;
+}
+
+static inline void sc_itab_free_push(struct sc_itab *t, uint32_t *head,
+				     uint32_t i)
+{
+	t->next[i] = *head;
+	*head = i;
+}
+
+/* The head of a non-empty free list, taken off it. */
+static inline uint32_t sc_itab_free_pop(struct sc_itab *t, uint32_t *head)
+{
+	uint32_t i = *head;
+
+	*head = t->next[i];
+	return i;
+}
+
 #endif /* SEACACHE_ITAB_H */
