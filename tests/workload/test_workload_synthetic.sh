@@ -139,7 +139,6 @@ for v in $(seq 0 $((vms - 1))); do
 	done
 
 	# Boot: the listed files that exist, symlinks followed, in list order.
-	: >"$dir/boot.expect"
 	grep '^/' "$boot_files" | while read -r p; do
 		n=0
 		while :; do

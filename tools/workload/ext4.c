@@ -40,8 +40,7 @@ static uint32_t le32(const uint8_t *p)
 
 static int bad(const struct wl_ext4 *fs, const char *what)
 {
-	fprintf(stderr, "seacache-workload: %s: %s\n", fs->path, what);
-	return -1;
+	return wl_err("%s: %s", fs->path, what);
 }
 
 int wl_ext4_read_block(struct wl_ext4 *fs, uint64_t blk, void *buf)
@@ -63,10 +62,8 @@ int wl_ext4_open(struct wl_ext4 *fs, const char *path)
 	memset(fs, 0, sizeof(*fs));
 	fs->path = path;
 	fs->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fs->fd < 0) {
-		fprintf(stderr, "seacache-workload: %s: %s\n", path, strerror(errno));
-		return -1;
-	}
+	if (fs->fd < 0)
+		return wl_err("%s: %s", path, strerror(errno));
 	if (wl_pread_all(fs->fd, sb, sizeof(sb), SB_OFFSET) ||
 	    le16(sb + 0x38) != EXT4_MAGIC) {
 		bad(fs, "not an ext2/3/4 file system (no superblock magic)");
@@ -114,14 +111,9 @@ int wl_ext4_open(struct wl_ext4 *fs, const char *path)
 				  fs->blocks_per_group - 1) / fs->blocks_per_group);
 	gdt_bytes = (uint64_t)fs->ngroups * desc_size;
 	fs->gdt_blocks = (uint32_t)((gdt_bytes + fs->bs - 1) / fs->bs);
-	fs->buf = malloc(fs->bs);
-	fs->itable = calloc(fs->ngroups, sizeof(*fs->itable));
-	gdt = malloc((size_t)fs->gdt_blocks * fs->bs);
-	if (!fs->buf || !fs->itable || !gdt) {
-		free(gdt);
-		bad(fs, "out of memory");
-		goto fail;
-	}
+	fs->buf = wl_malloc(fs->bs);
+	fs->itable = wl_calloc(fs->ngroups, sizeof(*fs->itable));
+	gdt = wl_malloc((size_t)fs->gdt_blocks * fs->bs);
 	if (wl_pread_all(fs->fd, gdt, (size_t)fs->gdt_blocks * fs->bs,
 		      ((uint64_t)fs->first_data_block + 1) * fs->bs)) {
 		free(gdt);
@@ -181,36 +173,24 @@ int wl_ext4_inode(struct wl_ext4 *fs, uint32_t ino, struct wl_inode *out)
 	return 0;
 }
 
-static int push_extent(struct wl_blockmap *m, uint64_t lblk, uint64_t pblk,
-		       uint32_t len)
+static void push_extent(struct wl_blockmap *m, uint64_t lblk, uint64_t pblk,
+			uint32_t len)
 {
 	if (m->n == m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 8;
-		struct wl_extent *e = realloc(m->ext, cap * sizeof(*e));
-
-		if (!e)
-			return -1;
-		m->ext = e;
-		m->cap = cap;
+		m->cap = m->cap ? 2 * m->cap : 8;
+		m->ext = wl_realloc(m->ext, m->cap * sizeof(*m->ext));
 	}
 	m->ext[m->n++] = (struct wl_extent){ lblk, pblk, len };
 	m->nblocks += len;
-	return 0;
 }
 
-static int push_tree(struct wl_blockmap *m, uint64_t blk)
+static void push_tree(struct wl_blockmap *m, uint64_t blk)
 {
 	if (m->ntree == m->treecap) {
-		size_t cap = m->treecap ? 2 * m->treecap : 4;
-		uint64_t *t = realloc(m->tree, cap * sizeof(*t));
-
-		if (!t)
-			return -1;
-		m->tree = t;
-		m->treecap = cap;
+		m->treecap = m->treecap ? 2 * m->treecap : 4;
+		m->tree = wl_realloc(m->tree, m->treecap * sizeof(*m->tree));
 	}
 	m->tree[m->ntree++] = blk;
-	return 0;
 }
 
 /* One node of the extent tree (the inode's i_block or a tree block of
@@ -240,21 +220,17 @@ static int walk_node(struct wl_ext4 *fs, const uint8_t *node, size_t room,
 				len -= EXTENT_UNWRITTEN_MAX;
 			if (!len || pblk + len > fs->blocks)
 				return bad(fs, "extent outside the file system");
-			if (push_extent(m, le32(e), pblk, len))
-				return bad(fs, "out of memory");
+			push_extent(m, le32(e), pblk, len);
 		}
 		return 0;
 	}
-	child = malloc(fs->bs);
-	if (!child)
-		return bad(fs, "out of memory");
+	child = wl_malloc(fs->bs);
 	for (i = 0; i < entries && !rc; i++) {
 		const uint8_t *e = node + 12 + 12 * i;
 		uint64_t blk = le32(e + 4) | (uint64_t)le16(e + 8) << 32;
 
-		if (push_tree(m, blk))
-			rc = bad(fs, "out of memory");
-		else if (!(rc = wl_ext4_read_block(fs, blk, child)))
+		push_tree(m, blk);
+		if (!(rc = wl_ext4_read_block(fs, blk, child)))
 			rc = walk_node(fs, child, fs->bs, depth - 1, m);
 	}
 	free(child);
@@ -301,13 +277,11 @@ uint64_t wl_blockmap_phys(const struct wl_blockmap *m, uint64_t lblk)
 int wl_ext4_readdir(struct wl_ext4 *fs, const struct wl_blockmap *m,
 		    wl_dirent_fn fn, void *ctx)
 {
-	uint8_t *blk = malloc(fs->bs);
+	uint8_t *blk = wl_malloc(fs->bs);
 	size_t i;
 	uint32_t j;
 	int rc = 0;
 
-	if (!blk)
-		return bad(fs, "out of memory");
 	for (i = 0; i < m->n && !rc; i++) {
 		for (j = 0; j < m->ext[i].len && !rc; j++) {
 			uint32_t off = 0;
@@ -388,28 +362,17 @@ static int collect(void *ctx, const char *name, size_t namelen, uint32_t ino,
 		   uint64_t dir_lblk)
 {
 	struct dent_list *l = ctx;
-	char *s;
+	char *s = wl_malloc(namelen + 1);
 
 	(void)dir_lblk;
 	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 32;
-		struct dent *v = realloc(l->v, cap * sizeof(*v));
-
-		if (!v)
-			goto oom;
-		l->v = v;
-		l->cap = cap;
+		l->cap = l->cap ? 2 * l->cap : 32;
+		l->v = wl_realloc(l->v, l->cap * sizeof(*l->v));
 	}
-	s = malloc(namelen + 1);
-	if (!s)
-		goto oom;
 	memcpy(s, name, namelen);
 	s[namelen] = '\0';
 	l->v[l->n++] = (struct dent){ ino, s };
 	return 0;
-oom:
-	fputs("seacache-workload: out of memory\n", stderr);
-	return -1;
 }
 
 /* Linux paths are at most PATH_MAX; deeper trees are refused. */
@@ -460,11 +423,9 @@ int wl_ext4_walk(struct wl_ext4 *fs, wl_visit_fn fn, void *ctx)
 {
 	struct wl_blockmap m = { 0 };
 	struct wl_inode root;
-	char *path = malloc(WALK_PATH_MAX);
+	char *path = wl_malloc(WALK_PATH_MAX);
 	int rc;
 
-	if (!path)
-		return bad(fs, "out of memory");
 	path[0] = '\0';
 	rc = wl_ext4_inode(fs, WL_EXT4_ROOT_INO, &root);
 	if (!rc)

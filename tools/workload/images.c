@@ -97,7 +97,6 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	uint64_t v;
 	int c;
 
 	*o = (struct opts){ .vms = 8, .divergence = 0.05, .unique_mib = 4, .seed = 1,
@@ -109,9 +108,8 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->out = optarg;
 			break;
 		case 'n':
-			if (!wl_parse_u64(optarg, 999, &v) || !v)
-				return wl_err("--vms: a number from 1 to 999");
-			o->vms = (uint32_t)v;
+			if (wl_opt_vms(optarg, &o->vms))
+				return -1;
 			break;
 		case 'd':
 			if (!wl_parse_frac(optarg, &o->divergence))
@@ -125,8 +123,8 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->synthetic = true;
 			break;
 		case 's':
-			if (!wl_parse_u64(optarg, UINT64_MAX, &o->seed))
-				return wl_err("--seed: a non-negative integer");
+			if (wl_opt_seed(optarg, &o->seed))
+				return -1;
 			break;
 		case 'm':
 			if (!wl_parse_u64(optarg, 1u << 24, &o->size_mib) || o->size_mib < 4)
@@ -205,6 +203,7 @@ done:
 struct inos {
 	struct wl_u64vec ino;
 	struct wl_u64vec file_blocks;	/* regular files' data blocks */
+	uint64_t blocks, free_blocks;	/* the superblock's counts */
 };
 
 static int collect_inos(void *ctx, const char *path, const struct wl_inode *in,
@@ -223,7 +222,8 @@ static int collect_inos(void *ctx, const char *path, const struct wl_inode *in,
 	return 0;
 }
 
-/* Inodes reachable from the root and the regular files' data blocks. */
+/* Inodes reachable from the root, the regular files' data blocks and the
+ * block counts. */
 static int scan_image(const char *img, struct inos *c)
 {
 	struct wl_ext4 fs;
@@ -231,6 +231,8 @@ static int scan_image(const char *img, struct inos *c)
 
 	if (wl_ext4_open(&fs, img))
 		return -1;
+	c->blocks = fs.blocks;
+	c->free_blocks = fs.free_blocks;
 	rc = wl_ext4_walk(&fs, collect_inos, c);
 	wl_ext4_close(&fs);
 	return rc;
@@ -472,7 +474,7 @@ done:
 static int rewrite_blocks(const char *img, const struct wl_u64vec *file_blocks,
 			  uint64_t k, struct sc_prng *p)
 {
-	uint64_t *idx = wl_malloc(file_blocks->n * sizeof(*idx) + 1);
+	uint64_t *idx = wl_malloc(file_blocks->n * sizeof(*idx));
 	uint8_t buf[WL_BLOCK_SIZE];
 	uint64_t i;
 	int fd, rc = 0;
@@ -573,8 +575,7 @@ static int unique_files(const char *img, uint64_t bytes, struct sc_prng *p,
 }
 
 static int write_manifest(const struct opts *o, const char *params, const struct inos *g,
-			  const struct wl_ext4 *fs, const uint64_t *rewritten,
-			  const uint32_t *nunique)
+			  uint64_t rewritten, const uint32_t *nunique)
 {
 	char *path = wl_printf("%s/" WL_MANIFEST, o->out);
 	char *tmp = wl_printf("%s.tmp", path);
@@ -599,12 +600,12 @@ static int write_manifest(const struct opts *o, const char *params, const struct
 	fprintf(f, "divergence %.6f\n", o->divergence);
 	fprintf(f, "unique_mib %llu\n", (unsigned long long)o->unique_mib);
 	fprintf(f, "golden golden.img blocks=%llu allocated=%llu file_data_blocks=%zu\n",
-		(unsigned long long)fs->blocks,
-		(unsigned long long)(fs->blocks - fs->free_blocks), g->file_blocks.n);
+		(unsigned long long)g->blocks,
+		(unsigned long long)(g->blocks - g->free_blocks), g->file_blocks.n);
 	fprintf(f, "vms %u\n", o->vms);
 	for (v = 0; v < o->vms; v++)
 		fprintf(f, "image %u vm-%03u.img rewritten_blocks=%llu unique_files=%u\n", v,
-			v, (unsigned long long)rewritten[v], nunique[v]);
+			v, (unsigned long long)rewritten, nunique[v]);
 	if (fclose(f))
 		rc = wl_err("%s: %s", tmp, strerror(errno));
 	else if (rename(tmp, path))
@@ -678,9 +679,8 @@ int wl_cmd_images(int argc, char **argv)
 {
 	struct opts o;
 	struct inos g = { 0 };
-	struct wl_ext4 fs;
 	char *golden = NULL, *cached = NULL, *params, *manifest = NULL;
-	uint64_t *rewritten = NULL, k;
+	uint64_t k;
 	uint32_t *nunique = NULL, v;
 	double t0 = wl_now();
 	int rc;
@@ -707,16 +707,13 @@ int wl_cmd_images(int argc, char **argv)
 		cached = cached_golden(&o);
 		rc = cached ? wl_copy_sparse(cached, golden) : -1;
 	}
-	if (rc || scan_image(golden, &g) || wl_ext4_open(&fs, golden))
+	if (rc || scan_image(golden, &g))
 		goto fail;
-	/* Only the superblock's counts are used from here on. */
-	wl_ext4_close(&fs);
 	k = (uint64_t)llround(o.divergence * (double)g.file_blocks.n);
 	wl_note("golden: %llu blocks, %llu allocated, %zu in regular files; each clone "
-		"rewrites %llu", (unsigned long long)fs.blocks,
-		(unsigned long long)(fs.blocks - fs.free_blocks), g.file_blocks.n,
+		"rewrites %llu", (unsigned long long)g.blocks,
+		(unsigned long long)(g.blocks - g.free_blocks), g.file_blocks.n,
 		(unsigned long long)k);
-	rewritten = wl_calloc(o.vms, sizeof(*rewritten));
 	nunique = wl_calloc(o.vms, sizeof(*nunique));
 	for (v = 0; v < o.vms; v++) {
 		char *img = wl_printf("%s/vm-%03u.img", o.out, v);
@@ -732,11 +729,10 @@ int wl_cmd_images(int argc, char **argv)
 		free(img);
 		if (rc)
 			goto fail;
-		rewritten[v] = k;
 		wl_note("vm-%03u.img: %llu blocks rewritten, %u unique files (%.1f s)", v,
 			(unsigned long long)k, nunique[v], wl_now() - t0);
 	}
-	if (write_manifest(&o, params, &g, &fs, rewritten, nunique))
+	if (write_manifest(&o, params, &g, k, nunique))
 		goto fail;
 	wl_note("images: %u clones in %s in %.1f s", o.vms, o.out, wl_now() - t0);
 	rc = 0;
@@ -748,7 +744,6 @@ done:
 	free(manifest);
 	free(golden);
 	free(cached);
-	free(rewritten);
 	free(nunique);
 	free(g.ino.v);
 	free(g.file_blocks.v);

@@ -19,6 +19,23 @@ const char *wl_default_boot_files(void)
 	return WL_BOOT_FILES;
 }
 
+int wl_opt_vms(const char *arg, uint32_t *vms)
+{
+	uint64_t v;
+
+	if (!wl_parse_u64(arg, 999, &v) || !v)
+		return wl_err("--vms: a number from 1 to 999");
+	*vms = (uint32_t)v;
+	return 0;
+}
+
+int wl_opt_seed(const char *arg, uint64_t *seed)
+{
+	if (!wl_parse_u64(arg, UINT64_MAX, seed))
+		return wl_err("--seed: a non-negative integer");
+	return 0;
+}
+
 char **wl_read_paths(const char *file, size_t *n)
 {
 	char *text = wl_read_file(file, NULL), *line, *save = NULL;

@@ -129,13 +129,12 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->out = optarg;
 			break;
 		case 'n':
-			if (!wl_parse_u64(optarg, 999, &v) || !v)
-				return wl_err("--vms: a number from 1 to 999");
-			o->vms = (uint32_t)v;
+			if (wl_opt_vms(optarg, &o->vms))
+				return -1;
 			break;
 		case 's':
-			if (!wl_parse_u64(optarg, UINT64_MAX, &o->seed))
-				return wl_err("--seed: a non-negative integer");
+			if (wl_opt_seed(optarg, &o->seed))
+				return -1;
 			break;
 		case 'R':
 			if (!wl_parse_u64(optarg, 1024, &v) || !v)
@@ -210,18 +209,23 @@ static void rd(struct vmgen *g, uint64_t blk)
 	r->n = 1;
 }
 
-/* Reads an inode as the kernel does: its inode-table block, then its
- * extent tree's blocks. */
-static int read_inode(struct vmgen *g, uint32_t ino, struct wl_inode *in,
-		      struct wl_blockmap *m)
+/* The reads of an inode, as the kernel does them: its inode-table block,
+ * then its extent tree's blocks. */
+static void rd_inode(struct vmgen *g, uint32_t ino, const struct wl_blockmap *m)
 {
 	size_t i;
 
 	rd(g, wl_ext4_inode_block(&g->fs, ino));
-	if (wl_ext4_inode(&g->fs, ino, in) || wl_ext4_map(&g->fs, in, m))
-		return -1;
 	for (i = 0; i < m->ntree; i++)
 		rd(g, m->tree[i]);
+}
+
+static int read_inode(struct vmgen *g, uint32_t ino, struct wl_inode *in,
+		      struct wl_blockmap *m)
+{
+	if (wl_ext4_inode(&g->fs, ino, in) || wl_ext4_map(&g->fs, in, m))
+		return -1;
+	rd_inode(g, ino, m);
 	return 0;
 }
 
@@ -423,12 +427,9 @@ static int scan_one(void *ctx, const char *path, const struct wl_inode *in,
 		    const struct wl_blockmap *m)
 {
 	struct vmgen *g = ctx;
-	size_t i;
 
 	(void)path;
-	rd(g, wl_ext4_inode_block(&g->fs, in->ino));
-	for (i = 0; i < m->ntree; i++)
-		rd(g, m->tree[i]);
+	rd_inode(g, in->ino, m);
 	read_data(g, m);
 	return 0;
 }
@@ -438,12 +439,11 @@ static int scan_reads(struct vmgen *g)
 	return mount_reads(g) ? -1 : wl_ext4_walk(&g->fs, scan_one, g);
 }
 
-/* The patch: its blocks' fingerprints and the files' block counts. */
+/* The patch: its blocks' hashes and where its files end. */
 struct patch {
-	uint64_t nblocks;
-	uint8_t (*fp)[WL_FP_BYTES];
-	uint64_t *file_end;	/* one past each file's last patch block */
-	size_t nfiles;
+	struct sc_hash *hash;
+	uint64_t nblocks, cap;
+	struct wl_u64vec file_end;	/* one past each file's last patch block */
 };
 
 static int make_patch(const struct opts *o, const char *blocks_path, struct patch *pt)
@@ -483,11 +483,13 @@ static int make_patch(const struct opts *o, const char *blocks_path, struct patc
 				rc = wl_err("%s: cannot write the patch blocks", blocks_path);
 				break;
 			}
-			pt->fp = wl_realloc(pt->fp, (pt->nblocks + 1) * sizeof(*pt->fp));
-			memcpy(pt->fp[pt->nblocks++], hash.b, WL_FP_BYTES);
+			if (pt->nblocks == pt->cap) {
+				pt->cap = pt->cap ? 2 * pt->cap : 1024;
+				pt->hash = wl_realloc(pt->hash, pt->cap * sizeof(*pt->hash));
+			}
+			pt->hash[pt->nblocks++] = hash;
 		}
-		pt->file_end = wl_realloc(pt->file_end, (pt->nfiles + 1) * sizeof(*pt->file_end));
-		pt->file_end[pt->nfiles++] = pt->nblocks;
+		wl_u64vec_push(&pt->file_end, pt->nblocks);
 	}
 	if (fclose(f) && !rc)
 		rc = wl_err("%s: %s", blocks_path, strerror(errno));
@@ -542,7 +544,7 @@ static int patch_writes(struct vmgen *g, const char *img, const struct patch *pt
 
 	for (i = 0; !rc && i < pt->nblocks; i++) {
 		struct run *r = g->n ? &g->runs[g->n - 1] : NULL;
-		bool new_file = f < pt->nfiles && i == (f ? pt->file_end[f - 1] : 0);
+		bool new_file = f < pt->file_end.n && i == (f ? pt->file_end.v[f - 1] : 0);
 
 		if (new_file)
 			f++;
@@ -578,18 +580,6 @@ static int cmp_fp(const void *a, const void *b)
 	return memcmp(a, b, WL_FP_BYTES);
 }
 
-static void hex(const uint8_t *b, char *out)
-{
-	static const char d[] = "0123456789abcdef";
-	int i;
-
-	for (i = 0; i < WL_FP_BYTES; i++) {
-		out[2 * i] = d[b[i] >> 4];
-		out[2 * i + 1] = d[b[i] & 15];
-	}
-	out[2 * WL_FP_BYTES] = '\0';
-}
-
 static const char *const storm_name[] = { "boot", "scan", "patch" };
 
 /* Writes the merged requests; every read's fingerprint from its image. */
@@ -601,9 +591,10 @@ static int emit(const struct opts *o, const struct wl_manifest *man, uint32_t nv
 	FILE *f = tmp ? fopen(tmp, "w") : stdout;
 	struct sc_hasher *h = sc_hasher_new();
 	int *fds = wl_calloc(nvms, sizeof(*fds));
-	uint8_t (*all)[WL_FP_BYTES] = NULL, blk[WL_BLOCK_SIZE];
+	/* A request's blocks, read at once (requests are of max_req at most). */
+	uint8_t (*all)[WL_FP_BYTES] = NULL, *buf = wl_malloc((size_t)o->max_req * WL_BLOCK_SIZE);
 	uint64_t nblocks = 0, distinct = 0, k;
-	char fp[2 * WL_FP_BYTES + 1];
+	char fp[2 * SC_HASH_LEN + 1];
 	size_t i, nall = 0;
 	uint32_t v, j;
 	int rc = 0;
@@ -638,24 +629,29 @@ static int emit(const struct opts *o, const struct wl_manifest *man, uint32_t nv
 	for (i = 0; i < nruns && !rc; i++) {
 		const struct run *r = &runs[i];
 
+		if (!r->write && wl_pread_all(fds[r->vm], buf, (size_t)r->n * WL_BLOCK_SIZE,
+					      r->lbn * WL_BLOCK_SIZE)) {
+			rc = wl_err("%s: cannot read blocks %llu-%llu", man->images[r->vm],
+				    (unsigned long long)r->lbn,
+				    (unsigned long long)(r->lbn + r->n - 1));
+			break;
+		}
 		fprintf(f, "%llu %u %c %u %llu %u", (unsigned long long)r->ts, r->vm,
 			r->write ? 'W' : 'R', r->vm, (unsigned long long)r->lbn, r->n);
 		for (j = 0; j < r->n; j++) {
-			if (r->write) {
-				memcpy(all[nall], pt->fp[r->src + j], WL_FP_BYTES);
-			} else {
-				struct sc_hash hash;
+			struct sc_hash hash;
 
-				if (wl_pread_all(fds[r->vm], blk, sizeof(blk),
-						 (r->lbn + j) * WL_BLOCK_SIZE) ||
-				    sc_hasher_digest(h, blk, sizeof(blk), &hash)) {
-					rc = wl_err("%s: cannot read block %llu", man->images[r->vm],
-						    (unsigned long long)(r->lbn + j));
-					break;
-				}
-				memcpy(all[nall], hash.b, WL_FP_BYTES);
+			if (r->write) {
+				hash = pt->hash[r->src + j];
+			} else if (sc_hasher_digest(h, buf + (size_t)j * WL_BLOCK_SIZE,
+						    WL_BLOCK_SIZE, &hash)) {
+				rc = wl_err("cannot hash a block of %s", man->images[r->vm]);
+				break;
 			}
-			hex(all[nall++], fp);
+			memcpy(all[nall++], hash.b, WL_FP_BYTES);
+			/* The fingerprint: the hash's first WL_FP_BYTES, in hex. */
+			sc_hash_to_hex(&hash, fp);
+			fp[2 * WL_FP_BYTES] = '\0';
 			fprintf(f, " %s", fp);
 		}
 		fputc('\n', f);
@@ -680,11 +676,14 @@ static int emit(const struct opts *o, const struct wl_manifest *man, uint32_t nv
 done:
 	if (f && f != stdout)
 		fclose(f);
+	if (rc && tmp)
+		unlink(tmp);
 	for (v = 0; v < nvms; v++)
 		if (fds[v] >= 0)
 			close(fds[v]);
 	free(fds);
 	free(all);
+	free(buf);
 	free(tmp);
 	sc_hasher_free(h);
 	return rc;
@@ -779,8 +778,8 @@ done:
 		unlink(blocks_path);
 	free(g.runs);
 	free(all);
-	free(pt.fp);
-	free(pt.file_end);
+	free(pt.hash);
+	free(pt.file_end.v);
 	free(blocks_path);
 	wl_free_paths(boot);
 	wl_manifest_free(&man);

@@ -12,15 +12,20 @@
 #include <time.h>
 #include <unistd.h>
 
+static void say(const char *fmt, va_list ap)
+{
+	fputs("seacache-workload: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 int wl_err(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("seacache-workload: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return -1;
 }
 
@@ -28,11 +33,9 @@ void wl_note(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("seacache-workload: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 static void oom(void)
@@ -206,57 +209,39 @@ int wl_rm_rf(const char *path)
 	return 0;
 }
 
-int wl_write_all(int fd, const void *buf, size_t len)
+/* The loop behind the three below: write (off < 0), pwrite or pread until
+ * len bytes are done. */
+static int io_all(int fd, uint8_t *p, size_t len, int64_t off, bool rd)
 {
-	const uint8_t *p = buf;
-
 	while (len) {
-		ssize_t w = write(fd, p, len);
+		ssize_t n = rd ? pread(fd, p, len, (off_t)off) :
+			    off < 0 ? write(fd, p, len) : pwrite(fd, p, len, (off_t)off);
 
-		if (w < 0 && errno == EINTR)
+		if (n < 0 && errno == EINTR)
 			continue;
-		if (w <= 0)
+		if (n <= 0)
 			return -1;
-		p += w;
-		len -= (size_t)w;
+		p += n;
+		len -= (size_t)n;
+		if (off >= 0)
+			off += n;
 	}
 	return 0;
+}
+
+int wl_write_all(int fd, const void *buf, size_t len)
+{
+	return io_all(fd, (uint8_t *)buf, len, -1, false);
 }
 
 int wl_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 {
-	const uint8_t *p = buf;
-
-	while (len) {
-		ssize_t w = pwrite(fd, p, len, (off_t)off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		len -= (size_t)w;
-		off += (uint64_t)w;
-	}
-	return 0;
+	return io_all(fd, (uint8_t *)buf, len, (int64_t)off, false);
 }
 
 int wl_pread_all(int fd, void *buf, size_t len, uint64_t off)
 {
-	uint8_t *p = buf;
-
-	while (len) {
-		ssize_t r = pread(fd, p, len, (off_t)off);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		p += r;
-		len -= (size_t)r;
-		off += (uint64_t)r;
-	}
-	return 0;
+	return io_all(fd, buf, len, (int64_t)off, true);
 }
 
 static bool all_zero(const uint8_t *p, size_t n)
@@ -426,7 +411,13 @@ int wl_debugfs(const char *img, const char *cmds, bool write, const char *out_pa
 	int fd, rc = -1, st;
 
 	fd = open(cmdf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || wl_write_all(fd, cmds, strlen(cmds)) || close(fd)) {
+	if (fd < 0 || wl_write_all(fd, cmds, strlen(cmds))) {
+		wl_err("%s: %s", cmdf, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		goto done;
+	}
+	if (close(fd)) {
 		wl_err("%s: %s", cmdf, strerror(errno));
 		goto done;
 	}

@@ -18,6 +18,11 @@
 int wl_cmd_images(int argc, char **argv);
 int wl_cmd_storm(int argc, char **argv);
 
+/* The options both commands take, parsed and checked alike: 0, or -1
+ * after the message. */
+int wl_opt_vms(const char *arg, uint32_t *vms);
+int wl_opt_seed(const char *arg, uint64_t *seed);
+
 /* The boot list (or any list of absolute paths, one a line, '#'
  * comments): a NULL-terminated array of strings; NULL on error. */
 char **wl_read_paths(const char *file, size_t *n);
