@@ -2,12 +2,6 @@
 /* The content cache: one buffer per content, pluggable eviction. */
 #include "seacache/ccache.h"
 
-static void ccache_free_push(struct sc_ccache *cc, uint32_t slot)
-{
-	cc->tab.next[slot] = cc->free_head;
-	cc->free_head = slot;
-}
-
 static uint64_t ccache_slot_key(const void *ctx, uint32_t slot)
 {
 	const struct sc_ccache *cc = ctx;
@@ -19,7 +13,6 @@ struct sc_ccache *sc_ccache_create(const struct sc_ccache_config *cfg)
 {
 	struct sc_ccache *cc;
 	uint32_t cap = cfg->capacity_blocks;
-	uint32_t i;
 
 	if (!sc_block_size_valid(cfg->block_size)) {
 		sc_log_err("content cache: block size %u is invalid: use a power of two from %u to %u",
@@ -52,9 +45,7 @@ struct sc_ccache *sc_ccache_create(const struct sc_ccache_config *cfg)
 		goto fail;
 	cc->policy.key = ccache_slot_key;
 	cc->policy.key_ctx = cc;
-	cc->free_head = SC_NIL;
-	for (i = cap; i-- > 0;)
-		ccache_free_push(cc, i);
+	cc->free_head = sc_itab_free_all(&cc->tab);
 	return cc;
 fail:
 	sc_ccache_destroy(cc);
@@ -101,7 +92,7 @@ static void ccache_remove_slot(struct sc_ccache *cc, uint32_t slot)
 {
 	sc_itab_del(&cc->tab, sc_hash_key64(&cc->hash[slot]), slot);
 	cc->policy.ops->remove(&cc->policy, slot);
-	ccache_free_push(cc, slot);
+	sc_itab_free_push(&cc->tab, &cc->free_head, slot);
 	cc->st.blocks--;
 }
 
@@ -124,8 +115,7 @@ static void *ccache_place(struct sc_ccache *cc, const struct sc_hash *h,
 
 	if (cc->free_head == SC_NIL)
 		ccache_evict_one(cc);
-	slot = cc->free_head;
-	cc->free_head = cc->tab.next[slot];
+	slot = sc_itab_free_pop(&cc->tab, &cc->free_head);
 	cc->hash[slot] = *h;
 	cc->share[slot] = share;
 	sc_itab_add(&cc->tab, sc_hash_key64(h), slot);
