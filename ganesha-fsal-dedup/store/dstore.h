@@ -19,7 +19,7 @@
  *     reader can still be reading it.
  *
  * Holes are blocks with no bmap entry; an all-zero block written becomes a
- * hole.  Content is named by SHA-256 (lib/hash.h, collision policy there):
+ * hole.  Content is named by SHA-256 (seacache/hash.h, collision policy there):
  * equal 32-byte hashes are the same content.
  *
  * Crash safety: chunk data is written and fdatasync'ed before the index

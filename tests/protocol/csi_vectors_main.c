@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * csi-vectors: check or (deliberately) rewrite the CSI protocol's golden
- * vectors in protocol/vectors/ from the table in lib/csi_vectors.c.
+ * vectors in protocol/vectors/ from the table in lib/selftest/csi_vectors.c.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -96,7 +96,7 @@ static int write_all(const char *dir)
 	fprintf(md,
 		"# CSI protocol golden vectors\n\n"
 		"Each `<name>.bin` is the XDR encoding of one message of `../seacache.x`.\n"
-		"The message values are in `lib/csi_vectors.c` (one builder per vector);\n"
+		"The message values are in `lib/selftest/csi_vectors.c` (one builder per vector);\n"
 		"the user-space tests (`csi-vectors --check`), the rpcgen cross-check\n"
 		"and the in-kernel self-test require every codec to encode those values to\n"
 		"exactly these bytes and to decode these bytes back.  Hashes are patterns,\n"

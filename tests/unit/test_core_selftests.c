@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The core's self-tests (lib/selftest.c) as cmocka tests: the very cases
+ * The core's self-tests (lib/selftest/selftest.c) as cmocka tests: the very cases
  * the kernel test module runs at load time, here at full scale.
  *
  * usage: test_core_selftests [RANDOM_OPS [SEED]]

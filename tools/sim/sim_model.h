@@ -2,7 +2,7 @@
 /*
  * The simulator's system model (SeaCache paper, section IV-A): VMs with
  * private LRU caches, hosts of K VMs each with a host cache under any
- * policy (lib/dcache.h), a storage server with a content cache, its
+ * policy (lib/include/seacache/dcache.h), a storage server with a content cache, its
  * CSI-Map (address -> content, content -> addresses) and the cache
  * tracker (which host holds which content), and the seven protocol
  * variants.  Also the single-cache mode of the policy papers.

@@ -2,7 +2,7 @@
 /*
  * Request-level caches: the dedup-aware cache organisations of the papers,
  * one small interface, one file per organisation (lib/dcache_*.c),
- * registered in lib/dcache.c.
+ * registered in lib/dcache/dcache.c.
  *
  * The slot-level policies (policy.h) decide which content slot to evict;
  * the organisations here decide more: which addresses a cache keeps apart

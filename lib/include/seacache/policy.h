@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * Eviction policies of the content cache: one small interface, one file per
- * policy (lib/policy_*.c), registered in lib/policy.c.
+ * policy (lib/cache/policy_*.c), registered in lib/cache/policy.c.
  *
  * A policy sees slots, not blocks: slot indices 0..capacity-1 and, for
  * dedup-aware policies, each slot's sharing count (how many logical blocks

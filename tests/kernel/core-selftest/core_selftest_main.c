@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Runs the SeaCache core's self-tests (lib/selftest.c) at load time, so the
+ * Runs the SeaCache core's self-tests (lib/selftest/selftest.c) at load time, so the
  * core is proven in a real kernel, and checks the CSI protocol's golden
  * vectors (protocol/vectors, put into the guest by the test) with the
  * codec as compiled into the kernel.  Loading fails when any check fails.

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The rpcgen cross-check: protocol/seacache.x is the normative definition
- * of the CSI protocol, and the hand-written codec (lib/csi_codec.c,
- * lib/xdr.c) must encode exactly what rpcgen's routines from it encode.
+ * of the CSI protocol, and the hand-written codec (lib/proto/csi_codec.c,
+ * lib/proto/xdr.c) must encode exactly what rpcgen's routines from it encode.
  *
  * Every golden vector and thousands of random messages per type go through
  * both encoders (byte-identical output, and equal to the golden file for a
