@@ -60,6 +60,39 @@ static const struct csi_fileattr attr = {
 	.change = 0x8000000000000001ull,
 };
 
+/*
+ * The arrays a message points to.  They live in the last page of scratch,
+ * past every block of data, and never in a static: the kernel self-test may
+ * build vectors on several CPUs at once.
+ */
+#define ARRAYS_OFF (3 * 4096)
+
+union vector_arrays {
+	struct csi_block_hash gethashes_res[3];
+	struct {
+		struct csi_read_block blocks[5];
+		struct csi_push_entry pushed[2];
+	} read_res;
+	struct csi_write_block write_args[3];
+	uint32_t write_res[3];
+	struct {
+		struct csi_counter server[2], host[1];
+		struct csi_host_stats hosts[1];
+	} stats_res;
+};
+
+_Static_assert(ARRAYS_OFF + sizeof(union vector_arrays) <= CSI_VECTOR_SCRATCH,
+	       "a vector's arrays must fit in its scratch");
+
+/* The arrays in scratch, zeroed. */
+static union vector_arrays *arrays(uint8_t *scratch)
+{
+	union vector_arrays *a = (union vector_arrays *)(scratch + ARRAYS_OFF);
+
+	sc_memset(a, 0, sizeof(*a));
+	return a;
+}
+
 static void peer_inet(struct csi_peer_addr *a)
 {
 	static const uint8_t lo[4] = { 127, 0, 0, 1 };
@@ -144,10 +177,10 @@ static void v_gethashes_args(void *msg, uint8_t *scratch)
 
 static void v_gethashes_res(void *msg, uint8_t *scratch)
 {
-	static struct csi_block_hash blocks[3];
+	union vector_arrays *a = arrays(scratch);
+	struct csi_block_hash *blocks = a->gethashes_res;
 	struct csi_gethashes_res *r = msg;
 
-	(void)scratch;
 	blocks[0].kind = CSI_HK_HASH;
 	blocks[0].hash = hash_of(0x10);
 	blocks[1].kind = CSI_HK_HOLE;
@@ -156,7 +189,7 @@ static void v_gethashes_res(void *msg, uint8_t *scratch)
 	r->status = CSI_OK;
 	r->attr = attr;
 	r->blocks = blocks;
-	r->nblocks = SC_ARRAY_SIZE(blocks);
+	r->nblocks = SC_ARRAY_SIZE(a->gethashes_res);
 }
 
 static void v_read_args(void *msg, uint8_t *scratch)
@@ -174,11 +207,11 @@ static void v_read_args(void *msg, uint8_t *scratch)
 /* Every arm: a full block, a short tail block (padded), hash, hole, peer. */
 static void v_read_res(void *msg, uint8_t *scratch)
 {
-	static struct csi_read_block blocks[5];
-	static struct csi_push_entry pushed[2];
+	union vector_arrays *a = arrays(scratch);
+	struct csi_read_block *blocks = a->read_res.blocks;
+	struct csi_push_entry *pushed = a->read_res.pushed;
 	struct csi_read_res *r = msg;
 
-	sc_memset(blocks, 0, sizeof(blocks));
 	blocks[0].kind = CSI_RK_DATA;
 	blocks[0].hash = hash_of(0x01);
 	blocks[0].data = data_at(scratch, 0, 4096, 0x51);
@@ -205,9 +238,9 @@ static void v_read_res(void *msg, uint8_t *scratch)
 	r->status = CSI_OK;
 	r->attr = attr;
 	r->blocks = blocks;
-	r->nblocks = SC_ARRAY_SIZE(blocks);
+	r->nblocks = SC_ARRAY_SIZE(a->read_res.blocks);
 	r->pushed = pushed;
-	r->npushed = SC_ARRAY_SIZE(pushed);
+	r->npushed = SC_ARRAY_SIZE(a->read_res.pushed);
 }
 
 static void v_read_res_bad_epoch(void *msg, uint8_t *scratch)
@@ -220,11 +253,11 @@ static void v_read_res_bad_epoch(void *msg, uint8_t *scratch)
 
 static void v_write_args(void *msg, uint8_t *scratch)
 {
-	static struct csi_write_block blocks[3];
+	union vector_arrays *arr = arrays(scratch);
+	struct csi_write_block *blocks = arr->write_args;
 	struct csi_write_args *a = msg;
 
 	a->hdr = reqhdr(scratch, 1);
-	sc_memset(blocks, 0, sizeof(blocks));
 	blocks[0].kind = CSI_WK_HASH;
 	blocks[0].hash = hash_of(0x05);
 	blocks[1].kind = CSI_WK_DATA;
@@ -238,21 +271,24 @@ static void v_write_args(void *msg, uint8_t *scratch)
 	a->end = 6 * 4096 + 2;
 	a->stable = CSI_FILE_SYNC;
 	a->blocks = blocks;
-	a->nblocks = SC_ARRAY_SIZE(blocks);
+	a->nblocks = SC_ARRAY_SIZE(arr->write_args);
 }
 
 static void v_write_res(void *msg, uint8_t *scratch)
 {
-	static uint32_t st[3] = { CSI_W_NEED_DATA, CSI_W_OK, CSI_W_OK };
+	union vector_arrays *a = arrays(scratch);
+	uint32_t *st = a->write_res;
 	struct csi_write_res *r = msg;
 
-	(void)scratch;
+	st[0] = CSI_W_NEED_DATA;
+	st[1] = CSI_W_OK;
+	st[2] = CSI_W_OK;
 	r->status = CSI_OK;
 	r->pre_change = attr.change - 1;
 	r->attr = attr;
 	r->committed = CSI_FILE_SYNC;
 	r->blocks = st;
-	r->nblocks = SC_ARRAY_SIZE(st);
+	r->nblocks = SC_ARRAY_SIZE(a->write_res);
 }
 
 static void v_commit_args(void *msg, uint8_t *scratch)
@@ -297,11 +333,12 @@ static void v_stats_args(void *msg, uint8_t *scratch)
 
 static void v_stats_res(void *msg, uint8_t *scratch)
 {
-	static struct csi_counter server[2], host[1];
-	static struct csi_host_stats hosts[1];
+	union vector_arrays *a = arrays(scratch);
+	struct csi_counter *server = a->stats_res.server;
+	struct csi_counter *host = a->stats_res.host;
+	struct csi_host_stats *hosts = a->stats_res.hosts;
 	struct csi_stats_res *r = msg;
 
-	(void)scratch;
 	server[0].name = str("read.calls");
 	server[0].value = 123456;
 	server[1].name = str("tracker.entries");
@@ -311,13 +348,13 @@ static void v_stats_res(void *msg, uint8_t *scratch)
 	hosts[0].host = 7;
 	hosts[0].host_name = str("vdi-host-01");
 	hosts[0].counters = host;
-	hosts[0].ncounters = SC_ARRAY_SIZE(host);
+	hosts[0].ncounters = SC_ARRAY_SIZE(a->stats_res.host);
 	r->status = CSI_OK;
 	r->epoch = 0x1122334455667788ull;
 	r->counters = server;
-	r->ncounters = SC_ARRAY_SIZE(server);
+	r->ncounters = SC_ARRAY_SIZE(a->stats_res.server);
 	r->hosts = hosts;
-	r->nhosts = SC_ARRAY_SIZE(hosts);
+	r->nhosts = SC_ARRAY_SIZE(a->stats_res.hosts);
 }
 
 static void v_peer_read_args(void *msg, uint8_t *scratch)

@@ -13,7 +13,10 @@
 
 #include "csi_codec.h"
 
-/* Scratch a vector's message may point into (block data, hash lists). */
+/*
+ * Scratch a vector's message may point into (block data, hash lists, its
+ * arrays); aligned for any struct, as an allocator returns it.
+ */
 #define CSI_VECTOR_SCRATCH (4 * 4096)
 
 struct csi_vector {
