@@ -1,19 +1,21 @@
 // SPDX-License-Identifier: LGPL-3.0-or-later
 /*
- * The cache tracker: (host, content) entries in an arena, chained by
- * content-hash bucket, forgotten by CLOCK when the arena is full.
+ * The cache tracker: (host, content) entries in an arena, indexed by the
+ * core's index table (seacache/itab.h) under the content hash, forgotten
+ * by CLOCK when the arena is full.
  *
- * Entries are named by arena index + 1, so 0 ends a chain and an entry
- * whose host is 0 is free (on the free list, linked through next).
+ * An entry whose host is 0 is free: it is on the free list, kept through
+ * the index table's links.
  */
 #include <stdlib.h>
 #include <string.h>
+
+#include <seacache/itab.h>
 
 #include "tracker.h"
 
 struct entry {
 	struct sc_hash h;
-	uint32_t next;		/* bucket chain, or the free list */
 	uint16_t host;		/* 0: free */
 	uint8_t ref;		/* CLOCK: used since the hand last passed */
 	uint8_t pad;
@@ -21,21 +23,14 @@ struct entry {
 
 struct sc_tracker {
 	struct entry *e;
-	uint32_t *bucket;
-	uint32_t cap;
-	uint32_t mask;		/* buckets - 1 */
-	uint32_t free_head;
+	struct sc_itab tab;	/* key: sc_hash_key64 of the content */
+	uint32_t free_head;	/* SC_NIL: the arena is full */
 	uint32_t hand;		/* CLOCK position, an arena index */
 	uint32_t *per_host;	/* entries of each host (index: host) */
 	struct sc_tracker_stats st;
 };
 
-_Static_assert(sizeof(struct entry) == 40, "a tracker entry is 40 bytes");
-
-static uint32_t *bucket_of(struct sc_tracker *t, const struct sc_hash *h)
-{
-	return &t->bucket[sc_hash_key64(h) & t->mask];
-}
+_Static_assert(sizeof(struct entry) == 36, "a tracker entry is 36 bytes");
 
 struct sc_tracker *sc_tracker_new(uint32_t max_entries)
 {
@@ -49,20 +44,16 @@ struct sc_tracker *sc_tracker_new(uint32_t max_entries)
 	if (!t)
 		return NULL;
 	t->e = calloc(max_entries, sizeof(*t->e));
-	t->bucket = calloc(nb, sizeof(*t->bucket));
 	t->per_host = calloc(SC_TRACKER_MAX_HOSTS + 1, sizeof(*t->per_host));
-	if (!t->e || !t->bucket || !t->per_host) {
+	if (!t->e || !t->per_host ||
+	    sc_itab_init_buckets(&t->tab, max_entries, nb)) {
 		sc_tracker_free(t);
 		return NULL;
 	}
-	t->cap = max_entries;
-	t->mask = nb - 1;
-	for (uint32_t i = 0; i < max_entries; i++)
-		t->e[i].next = i + 1 < max_entries ? i + 2 : 0;
-	t->free_head = 1;
+	t->free_head = sc_itab_free_all(&t->tab);
 	t->st.capacity = max_entries;
 	t->st.bytes = sizeof(*t) + (uint64_t)max_entries * sizeof(*t->e) +
-		      (uint64_t)nb * sizeof(*t->bucket);
+		      sc_itab_bytes(&t->tab);
 	return t;
 }
 
@@ -71,38 +62,33 @@ void sc_tracker_free(struct sc_tracker *t)
 	if (!t)
 		return;
 	free(t->e);
-	free(t->bucket);
+	sc_itab_destroy(&t->tab);
 	free(t->per_host);
 	free(t);
 }
 
-/* The link that points at entry (host, h): &bucket or &prev->next. */
-static uint32_t *link_of(struct sc_tracker *t, uint16_t host,
-			 const struct sc_hash *h)
+/* The entry (host, h), or SC_NIL. */
+static uint32_t find(const struct sc_tracker *t, uint16_t host,
+		     const struct sc_hash *h)
 {
-	uint32_t *link = bucket_of(t, h);
+	uint32_t i;
 
-	while (*link) {
-		struct entry *e = &t->e[*link - 1];
-
-		if (e->host == host && sc_hash_eq(&e->h, h))
-			return link;
-		link = &e->next;
-	}
-	return NULL;
+	for (i = sc_itab_first(&t->tab, sc_hash_key64(h)); i != SC_NIL;
+	     i = sc_itab_next(&t->tab, i))
+		if (t->e[i].host == host && sc_hash_eq(&t->e[i].h, h))
+			return i;
+	return SC_NIL;
 }
 
-/* Unlinks the entry *link names and puts it on the free list. */
-static void entry_release(struct sc_tracker *t, uint32_t *link)
+/* Unlinks entry i and puts it on the free list. */
+static void entry_release(struct sc_tracker *t, uint32_t i)
 {
-	uint32_t id = *link;
-	struct entry *e = &t->e[id - 1];
+	struct entry *e = &t->e[i];
 
-	*link = e->next;
+	sc_itab_del(&t->tab, sc_hash_key64(&e->h), i);
 	t->per_host[e->host]--;
 	e->host = 0;
-	e->next = t->free_head;
-	t->free_head = id;
+	sc_itab_free_push(&t->tab, &t->free_head, i);
 	t->st.entries--;
 }
 
@@ -110,16 +96,17 @@ static void entry_release(struct sc_tracker *t, uint32_t *link)
 static void forget_one(struct sc_tracker *t)
 {
 	for (;;) {
-		struct entry *e = &t->e[t->hand];
+		uint32_t i = t->hand;
+		struct entry *e = &t->e[i];
 
-		t->hand = t->hand + 1 == t->cap ? 0 : t->hand + 1;
+		t->hand = i + 1 == t->tab.capacity ? 0 : i + 1;
 		if (e->host == 0)
 			continue;
 		if (e->ref) {
 			e->ref = 0;
 			continue;
 		}
-		entry_release(t, link_of(t, e->host, &e->h));
+		entry_release(t, i);
 		t->st.forgotten++;
 		return;
 	}
@@ -128,27 +115,24 @@ static void forget_one(struct sc_tracker *t)
 bool sc_tracker_note_held(struct sc_tracker *t, uint16_t host,
 			  const struct sc_hash *h)
 {
-	uint32_t *link = link_of(t, host, h), *b;
 	struct entry *e;
-	uint32_t id;
+	uint32_t i;
 
 	if (host == 0)
 		return false;
-	if (link) {
-		t->e[*link - 1].ref = 1;
+	i = find(t, host, h);
+	if (i != SC_NIL) {
+		t->e[i].ref = 1;
 		return false;
 	}
-	if (!t->free_head)
+	if (t->free_head == SC_NIL)
 		forget_one(t);
-	id = t->free_head;
-	e = &t->e[id - 1];
-	t->free_head = e->next;
-	b = bucket_of(t, h);
+	i = sc_itab_free_pop(&t->tab, &t->free_head);
+	e = &t->e[i];
 	e->h = *h;
 	e->host = host;
 	e->ref = 1;
-	e->next = *b;
-	*b = id;
+	sc_itab_add(&t->tab, sc_hash_key64(h), i);
 	t->per_host[host]++;
 	t->st.entries++;
 	t->st.noted++;
@@ -158,11 +142,11 @@ bool sc_tracker_note_held(struct sc_tracker *t, uint16_t host,
 bool sc_tracker_note_evicted(struct sc_tracker *t, uint16_t host,
 			     const struct sc_hash *h)
 {
-	uint32_t *link = link_of(t, host, h);
+	uint32_t i = find(t, host, h);
 
-	if (!link)
+	if (i == SC_NIL)
 		return false;
-	entry_release(t, link);
+	entry_release(t, i);
 	t->st.evicted++;
 	return true;
 }
@@ -175,11 +159,11 @@ uint32_t sc_tracker_host_entries(const struct sc_tracker *t, uint16_t host)
 bool sc_tracker_holds(struct sc_tracker *t, uint16_t host,
 		      const struct sc_hash *h)
 {
-	uint32_t *link = host ? link_of(t, host, h) : NULL;
+	uint32_t i = host ? find(t, host, h) : SC_NIL;
 
-	if (!link)
+	if (i == SC_NIL)
 		return false;
-	t->e[*link - 1].ref = 1;
+	t->e[i].ref = 1;
 	return true;
 }
 
@@ -188,10 +172,11 @@ unsigned int sc_tracker_holders(struct sc_tracker *t, const struct sc_hash *h,
 				unsigned int max)
 {
 	unsigned int n = 0;
+	uint32_t i;
 
-	for (uint32_t id = *bucket_of(t, h); id && n < max;
-	     id = t->e[id - 1].next) {
-		struct entry *e = &t->e[id - 1];
+	for (i = sc_itab_first(&t->tab, sc_hash_key64(h));
+	     i != SC_NIL && n < max; i = sc_itab_next(&t->tab, i)) {
+		struct entry *e = &t->e[i];
 
 		if (e->host != except && sc_hash_eq(&e->h, h))
 			out[n++] = e->host;
@@ -203,9 +188,9 @@ void sc_tracker_drop_host(struct sc_tracker *t, uint16_t host)
 {
 	if (host == 0)
 		return;
-	for (uint32_t i = 0; i < t->cap; i++)
+	for (uint32_t i = 0; i < t->tab.capacity; i++)
 		if (t->e[i].host == host)
-			entry_release(t, link_of(t, host, &t->e[i].h));
+			entry_release(t, i);
 }
 
 void sc_tracker_get_stats(const struct sc_tracker *t,

@@ -5,9 +5,10 @@
  * One table of (host, content) entries in a fixed arena, chained in
  * buckets chosen by the content hash alone, so the entries of one content
  * share a chain: "does host X hold H" and "who else holds H" (delegation)
- * both walk one short chain.  An entry is 40 bytes and a bucket 4; with
- * as many buckets as entries that is 44 bytes per (host, content), plus
- * a fixed 256 KiB of per-host entry counts.
+ * both walk one short chain.  The chains are the core's index table
+ * (seacache/itab.h).  An entry is 36 bytes, its chain link 4 and a bucket
+ * 4; with as many buckets as entries that is 44 bytes per (host, content),
+ * plus a fixed 256 KiB of per-host entry counts.
  *
  * Memory is fixed at creation.  When the arena is full, the tracker
  * forgets an entry chosen by CLOCK (a reference bit set by every use):
