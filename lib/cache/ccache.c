@@ -145,8 +145,8 @@ int sc_ccache_insert(struct sc_ccache *cc, const struct sc_hash *h,
 			char hex[2 * SC_HASH_LEN + 1];
 
 			sc_hash_to_hex(h, hex);
-			sc_log_err("content cache: two different blocks have the hash %s; the new one is not cached",
-				   hex);
+			sc_log_err_ratelimited("content cache: two different blocks have the hash %s; the new one is not cached",
+					       hex);
 			cc->st.collisions++;
 			return -SC_EEXIST;
 		}

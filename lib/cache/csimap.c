@@ -233,6 +233,11 @@ bool sc_csimap_lookup_src(struct sc_csimap *m, uint64_t file, uint64_t lbn,
 	return true;
 }
 
+/*
+ * The whole-map walks run under the host cache's mutex: a rescheduling
+ * point per entry keeps a large map from hogging the CPU (the map does
+ * not change meanwhile, the caller's lock is held).
+ */
 uint32_t sc_csimap_drop_all(struct sc_csimap *m)
 {
 	uint32_t n = 0;
@@ -240,6 +245,7 @@ uint32_t sc_csimap_drop_all(struct sc_csimap *m)
 	while (m->lru.tail != SC_NIL) {
 		remove_entry(m, m->lru.tail);
 		n++;
+		sc_cond_resched();
 	}
 	return n;
 }
@@ -265,6 +271,7 @@ uint32_t sc_csimap_drop_file(struct sc_csimap *m, uint64_t file)
 			dropped++;
 		}
 		i = n;
+		sc_cond_resched();
 	}
 	return dropped;
 }

@@ -97,8 +97,8 @@ int host_status_err(uint32_t status)
 
 int host_proto_err(struct sc_host *h, const char *what)
 {
-	sc_log_err("host %s: the server broke the protocol: %s", h->name,
-		   what);
+	sc_log_err_ratelimited("host %s: the server broke the protocol: %s",
+			       h->name, what);
 	return -SC_EIO;
 }
 
@@ -242,11 +242,13 @@ int host_call(struct sc_host *h, uint32_t proc, struct csi_reqhdr *hdr,
 		if (err) {
 			nq_return(h, batch, nb, gen);
 			if (++io > HOST_IO_RETRIES) {
-				sc_log_err("host %s: no reply from the server after %u tries (%d)",
-					   h->name, io, err);
+				sc_log_err_ratelimited("host %s: no reply from the server after %u tries (%d)",
+						       h->name, io, err);
 				return -SC_EIO;
 			}
-			sc_msleep(io_ms);
+			err = sc_msleep_killable(io_ms);
+			if (err)
+				return err;
 			io_ms = backoff_next(io_ms, HOST_IO_BACKOFF_MAX_MS);
 			continue;
 		}
@@ -271,7 +273,9 @@ int host_call(struct sc_host *h, uint32_t proc, struct csi_reqhdr *hdr,
 		}
 		if (status == CSI_ERR_BUSY && ++busy <= HOST_BUSY_RETRIES) {
 			h->tr.release(h->tr.ctx, reply);
-			sc_msleep(busy_ms);
+			err = sc_msleep_killable(busy_ms);
+			if (err)
+				return err;
 			busy_ms = backoff_next(busy_ms, HOST_BACKOFF_MAX_MS);
 			continue;
 		}
@@ -360,6 +364,7 @@ static int host_register(struct sc_host *h, uint64_t seen_gen)
 	h->reg.lease = r.lease_seconds;
 	h->reg_gen++;
 	h->bs = r.block_size;
+	h->bshift = sc_ilog2(r.block_size);
 	h->tracked = r.features & HOST_TRACKED;
 	sc_free(h->nq);
 	h->nq = nq;
@@ -425,6 +430,7 @@ int sc_host_create(const struct sc_host_config *cfg, struct sc_host **out)
 		return -SC_ENOMEM;
 	sc_mutex_init(&h->hello_lock);
 	sc_mutex_init(&h->lock);
+	sc_waitq_init(&h->rd_done);
 	h->tr = cfg->tr;
 	sc_memcpy(h->uuid, cfg->uuid, sizeof(h->uuid));
 	nl = cfg->name ? sc_strlen(cfg->name) : 0;
@@ -484,6 +490,7 @@ void sc_host_destroy(struct sc_host *h)
 		sc_hasher_free(h->hashers[i]);
 	sc_free(h->nq);
 	sc_free(h->rd_live);
+	sc_waitq_destroy(&h->rd_done);
 	sc_mutex_destroy(&h->lock);
 	sc_mutex_destroy(&h->hello_lock);
 	sc_free(h);
@@ -503,8 +510,8 @@ static int host_attr_reply(struct sc_host *h, const struct host_call *c,
 	return err;
 }
 
-int sc_host_getattr(struct sc_host *h, uint64_t file,
-		    struct csi_fileattr *attr)
+static int host_getattr(struct sc_host *h, uint64_t file,
+			struct csi_fileattr *attr)
 {
 	/* READ of no block: only the attrs, in every variant (§7.3) */
 	struct csi_read_args a = { .file = file,
@@ -526,8 +533,8 @@ int sc_host_getattr(struct sc_host *h, uint64_t file,
 	return err;
 }
 
-int sc_host_lookup(struct sc_host *h, const char *export_path,
-		   const char *path, struct csi_fileattr *attr)
+static int host_lookup(struct sc_host *h, const char *export_path,
+		       const char *path, struct csi_fileattr *attr)
 {
 	struct csi_lookup_args a = { 0 };
 	struct csi_lookup_res r;
@@ -548,7 +555,7 @@ int sc_host_lookup(struct sc_host *h, const char *export_path,
 	return err;
 }
 
-int sc_host_idle(struct sc_host *h)
+static int host_idle(struct sc_host *h)
 {
 	struct csi_evict_args a;
 	struct csi_evict_res r;
@@ -574,24 +581,70 @@ int sc_host_idle(struct sc_host *h)
 	return c.status == CSI_ERR_BUSY ? 0 : host_status_err(c.status);
 }
 
-int sc_host_peer_get(void *host, const struct sc_hash *hash, void *buf,
-		     uint32_t *len)
+static int host_peer_get(struct sc_host *h, const struct sc_hash *hash,
+			 void *buf, uint32_t *len)
 {
-	struct sc_host *h = host;
+	int err;
 
 	/*
 	 * The server counts a content held from when it decides to send it
 	 * to us, so a peer may ask while our READ is still bringing it.
 	 */
-	if (!sc_hostcache_get(h->hc, hash, buf) &&
-	    (!host_reads_settle(h, HOST_PEER_WAIT_MS) ||
-	     !sc_hostcache_get(h->hc, hash, buf)))
-		return -SC_ENOENT;
+	if (!sc_hostcache_get(h->hc, hash, buf)) {
+		err = host_reads_settle(h, HOST_PEER_WAIT_MS);
+		if (err < 0)
+			return err;
+		if (!err || !sc_hostcache_get(h->hc, hash, buf))
+			return -SC_ENOENT;
+	}
 	*len = h->bs;
 	sc_mutex_lock(&h->lock);
 	h->st.peer_served++;
 	sc_mutex_unlock(&h->lock);
 	return 0;
+}
+
+/*
+ * The I/O entry points run in a NOFS scope (host.h says why); it nests,
+ * so one entry point may call another.
+ */
+int sc_host_getattr(struct sc_host *h, uint64_t file,
+		    struct csi_fileattr *attr)
+{
+	unsigned int nofs = sc_nofs_save();
+	int err = host_getattr(h, file, attr);
+
+	sc_nofs_restore(nofs);
+	return err;
+}
+
+int sc_host_lookup(struct sc_host *h, const char *export_path,
+		   const char *path, struct csi_fileattr *attr)
+{
+	unsigned int nofs = sc_nofs_save();
+	int err = host_lookup(h, export_path, path, attr);
+
+	sc_nofs_restore(nofs);
+	return err;
+}
+
+int sc_host_idle(struct sc_host *h)
+{
+	unsigned int nofs = sc_nofs_save();
+	int err = host_idle(h);
+
+	sc_nofs_restore(nofs);
+	return err;
+}
+
+int sc_host_peer_get(void *host, const struct sc_hash *hash, void *buf,
+		     uint32_t *len)
+{
+	unsigned int nofs = sc_nofs_save();
+	int err = host_peer_get(host, hash, buf, len);
+
+	sc_nofs_restore(nofs);
+	return err;
 }
 
 uint32_t sc_host_block_size(const struct sc_host *h)
@@ -624,4 +677,9 @@ void sc_host_get_stats(struct sc_host *h, struct sc_host_stats *st)
 	st->content_hits = cs.content_hits;
 	st->files_dropped = cs.files_dropped;
 	st->cache = cs;
+}
+
+void sc_host_forget_file(struct sc_host *h, uint64_t file)
+{
+	sc_hostcache_forget_file(h->hc, file);
 }

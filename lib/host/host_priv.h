@@ -43,6 +43,7 @@ struct sc_host {
 	uint32_t requested;	/* features */
 	uint32_t cache_blocks;
 	uint32_t bs;		/* B, fixed by the first HELLO */
+	uint32_t bshift;	/* log2(bs): offsets to blocks by shifts */
 	struct sc_hostcache *hc;
 
 	struct sc_mutex hello_lock;
@@ -62,6 +63,7 @@ struct sc_host {
 	uint64_t rd_seq;
 	uint64_t *rd_live;
 	uint32_t rd_nlive, rd_cap;
+	struct sc_waitq rd_done;	/* woken as each READ ends */
 	struct sc_host_stats st;
 };
 
@@ -100,9 +102,9 @@ void host_hasher_put(struct sc_host *h, struct sc_hasher *hs);
 
 /*
  * host_read.c: wait up to max_ms for the READs in flight now to finish;
- * false if there were none.
+ * 1 when there were some, 0 if none, -SC_EINTR on a fatal signal.
  */
-bool host_reads_settle(struct sc_host *h, uint32_t max_ms);
+int host_reads_settle(struct sc_host *h, uint32_t max_ms);
 /* How long a peer read waits for a content our READs are bringing. */
 #define HOST_PEER_WAIT_MS 200
 /* host_read.c: the size a read needs, from the cache or a getattr. */

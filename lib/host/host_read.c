@@ -42,6 +42,7 @@ struct rd {
 	uint64_t file;
 	uint32_t bs;
 	struct host_reg reg;
+	uint32_t bshift;	/* log2(bs) */
 	struct rd_blk *b;
 	uint32_t n;
 	uint64_t size;		/* the file's size in the last reply */
@@ -63,9 +64,9 @@ int host_file_size(struct sc_host *h, uint64_t file, uint64_t *size)
 	return err;
 }
 
-static uint64_t blocks_of(uint64_t size, uint32_t bs)
+static uint64_t blocks_of(uint64_t size, uint32_t bshift)
 {
-	return size / bs + (size % bs != 0);
+	return (size >> bshift) + !!(size & ((1ull << bshift) - 1));
 }
 
 /* Cache b->dst, verified to hold content hash; the block is done. */
@@ -129,7 +130,7 @@ static int rd_attr(struct rd *r, const struct host_call *c,
 		   const struct csi_fileattr *a, uint64_t lbn,
 		   uint32_t count, uint32_t got)
 {
-	uint64_t nb = blocks_of(a->size, r->bs);
+	uint64_t nb = blocks_of(a->size, r->bshift);
 	uint64_t want = nb > lbn ? nb - lbn : 0;
 
 	if (a->file != r->file)
@@ -198,6 +199,7 @@ static void rd_end(struct sc_host *h, uint64_t seq)
 			break;
 		}
 	sc_mutex_unlock(&h->lock);
+	sc_wake_all(&h->rd_done);
 }
 
 static uint64_t rd_seq_now(struct sc_host *h)
@@ -226,34 +228,53 @@ static bool rd_older_live(struct sc_host *h, uint64_t upto)
 /* Longest wait for other READs (the transport's own timeout ends them). */
 #define RD_WAIT_MAX_MS 30000
 
-/* Waits while a READ numbered upto or lower is in flight, up to max_ms. */
-static void rd_settle(struct sc_host *h, uint64_t upto, uint32_t max_ms)
-{
-	uint64_t until = sc_clock_ms() + max_ms;
+struct rd_settled_arg {
+	struct sc_host *h;
+	uint64_t upto;
+};
 
-	while (rd_older_live(h, upto) && sc_clock_ms() < until)
-		sc_msleep(1);
+static bool rd_settled(void *arg)
+{
+	const struct rd_settled_arg *a = arg;
+
+	return !rd_older_live(a->h, a->upto);
 }
 
-bool host_reads_settle(struct sc_host *h, uint32_t max_ms)
+/*
+ * Waits, woken by rd_end, while a READ numbered upto or lower is in
+ * flight, up to max_ms; 0, or -SC_EINTR on a fatal signal.
+ */
+static int rd_settle(struct sc_host *h, uint64_t upto, uint32_t max_ms)
+{
+	struct rd_settled_arg a = { .h = h, .upto = upto };
+	int err = sc_waitq_wait(&h->rd_done, rd_settled, &a, max_ms);
+
+	return err == -SC_ETIMEDOUT ? 0 : err;
+}
+
+int host_reads_settle(struct sc_host *h, uint32_t max_ms)
 {
 	uint64_t upto = rd_seq_now(h);
+	int err;
 
 	if (!rd_older_live(h, upto))
-		return false;
-	rd_settle(h, upto, max_ms);
-	return true;
+		return 0;
+	err = rd_settle(h, upto, max_ms);
+	return err ? err : 1;
 }
 
 /*
  * The RB_WAIT blocks: once the READs started before their answers are
  * done, served from the cache, or read with FORCE_DATA after all.
  */
-static void rd_wait(struct rd *r)
+static int rd_wait(struct rd *r)
 {
 	uint32_t i;
+	int err;
 
-	rd_settle(r->h, r->wait_upto, RD_WAIT_MAX_MS);
+	err = rd_settle(r->h, r->wait_upto, RD_WAIT_MAX_MS);
+	if (err)
+		return err;
 	for (i = 0; i < r->n; i++) {
 		struct rd_blk *b = &r->b[i];
 
@@ -266,6 +287,7 @@ static void rd_wait(struct rd *r)
 			r->acc.waited++;
 	}
 	r->wait_upto = 0;
+	return 0;
 }
 
 static int rd_read_reply(struct rd *r, struct rd_blk *b, uint32_t count,
@@ -368,8 +390,8 @@ static int rd_read(struct rd *r, struct rd_blk *b, uint32_t count,
 	rd_end(r->h, seq);
 	/* the reply may have evicted more than the next call carries */
 	if (!err && host_flush(r->h, r->reg.max_evict))
-		sc_log_warn("host %s: eviction notices not delivered",
-			    r->h->name);
+		sc_log_warn_ratelimited("host %s: eviction notices not delivered",
+					r->h->name);
 	return err;
 }
 
@@ -467,7 +489,7 @@ static int rd_fetch(struct rd *r)
 		err = rd_each_run(r, 1u << RB_ASK | 1u << RB_DATA, rd_read,
 				  flags);
 	if (!err && r->wait_upto)
-		rd_wait(r);
+		err = rd_wait(r);
 	if (!err)
 		err = rd_each_run(r, 1u << RB_FORCE, rd_read,
 				  CSI_READ_WANT_DATA | CSI_READ_FORCE_DATA);
@@ -506,15 +528,16 @@ static void rd_acc_add(struct sc_host *h, const struct rd_acc *a,
 	sc_mutex_unlock(&h->lock);
 }
 
-ssize_t sc_host_read(struct sc_host *h, uint64_t file, uint64_t off,
-		     void *buf, size_t len)
+static ssize_t host_read(struct sc_host *h, uint64_t file, uint64_t off,
+			 void *buf, size_t len)
 {
-	struct rd r = { .h = h, .file = file, .bs = h->bs };
+	struct rd r = { .h = h, .file = file, .bs = h->bs,
+			.bshift = h->bshift };
 	uint8_t *bounce[2] = { NULL, NULL }, *dst, *out = buf;
 	uint64_t first, last, lbn, w, bo, size;
 	enum sc_read_result res;
 	struct sc_hash hh;
-	uint32_t nb;
+	uint32_t nb, head;
 	int err;
 
 	if (!len)
@@ -527,14 +550,14 @@ ssize_t sc_host_read(struct sc_host *h, uint64_t file, uint64_t off,
 	if (len > size - off)
 		len = (size_t)(size - off);
 	r.size = size;
-	first = off / r.bs;
-	last = (off + len - 1) / r.bs;
+	first = off >> r.bshift;
+	last = (off + len - 1) >> r.bshift;
 	for (w = first; w <= last; w += nb) {
 		nb = last - w + 1 > RD_WINDOW ? RD_WINDOW :
 						(uint32_t)(last - w + 1);
 		r.n = 0;
 		for (lbn = w; lbn < w + nb; lbn++) {
-			bo = lbn * r.bs;
+			bo = lbn << r.bshift;
 			if (bo >= off && bo + r.bs <= off + len) {
 				dst = out + (bo - off);
 			} else {
@@ -574,12 +597,13 @@ ssize_t sc_host_read(struct sc_host *h, uint64_t file, uint64_t off,
 		}
 	}
 	/* the partial blocks, then the end of file the server showed */
+	head = off & (r.bs - 1);
 	if (bounce[0])
-		sc_memcpy(out, bounce[0] + off % r.bs,
-			  first == last ? len : r.bs - off % r.bs);
+		sc_memcpy(out, bounce[0] + head,
+			  first == last ? len : r.bs - head);
 	if (bounce[1])
-		sc_memcpy(out + (last * r.bs - off), bounce[1],
-			  (off + len) - last * r.bs);
+		sc_memcpy(out + ((last << r.bshift) - off), bounce[1],
+			  (off + len) - (last << r.bshift));
 	if (r.size < off + len)
 		len = r.size > off ? (size_t)(r.size - off) : 0;
 out:
@@ -589,4 +613,14 @@ out:
 	sc_free(bounce[0]);
 	sc_free(bounce[1]);
 	return err ? err : (ssize_t)len;
+}
+
+ssize_t sc_host_read(struct sc_host *h, uint64_t file, uint64_t off,
+		     void *buf, size_t len)
+{
+	unsigned int nofs = sc_nofs_save();
+	ssize_t got = host_read(h, file, off, buf, len);
+
+	sc_nofs_restore(nofs);
+	return got;
 }

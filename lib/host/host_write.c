@@ -6,7 +6,11 @@
  * every block answered NEED_DATA.  The written blocks go into the cache
  * (a host holds what it sent, §5.2) and are mapped under the reply's
  * change id.  UNSTABLE blocks are kept until a COMMIT of the same epoch,
- * and written again, as data, in a new epoch (§6.2 item 5).
+ * and written again, as data, in a new epoch (§6.2 item 5).  Their pins
+ * are allocated before the WRITE goes out; when that fails the call goes
+ * FILE_SYNC instead (durable once answered, nothing to keep), so no block
+ * the server acknowledged can be lost to a restart, and the VM's write
+ * still succeeds, as it would over NFS.
  */
 #include "host_priv.h"
 
@@ -25,11 +29,11 @@ struct wr_blk {
 struct wr {
 	struct sc_host *h;
 	uint64_t file;
-	uint32_t bs, stable, max_blocks, max_evict, features;
+	uint32_t bs, bshift, stable, max_blocks, max_evict, features;
 	struct csi_write_block *wb;	/* max_blocks */
 	struct wr_blk *b;		/* max_blocks */
 	struct sc_hasher *hs;
-	uint64_t hash_blocks, need_data, data_bytes;
+	uint64_t hash_blocks, need_data, data_bytes, sync_fallbacks;
 };
 
 static int wr_init(struct wr *w, struct sc_host *h, uint64_t file,
@@ -42,6 +46,7 @@ static int wr_init(struct wr *w, struct sc_host *h, uint64_t file,
 	w->h = h;
 	w->file = file;
 	w->bs = h->bs;
+	w->bshift = h->bshift;
 	w->stable = stable;
 	w->max_blocks = r.max_blocks;
 	w->max_evict = r.max_evict;
@@ -60,23 +65,49 @@ static void wr_fini(struct wr *w)
 	h->st.write_hash_blocks += w->hash_blocks;
 	h->st.write_need_data += w->need_data;
 	h->st.write_data_bytes += w->data_bytes;
+	h->st.write_sync_fallbacks += w->sync_fallbacks;
 	sc_mutex_unlock(&h->lock);
 	host_hasher_put(h, w->hs);
 	sc_free(w->wb);
 	sc_free(w->b);
 }
 
-/* Keep an unstable block (lock not held). */
-static void pin_add(struct sc_host *h, uint64_t file, uint64_t lbn,
-		    uint64_t epoch, uint32_t len, const void *data)
+static void pins_free_list(struct host_pin *p)
 {
-	struct host_pin *p = sc_zalloc(sizeof(*p) + h->bs);
+	struct host_pin *n;
 
-	if (!p) {
-		sc_log_warn("host %s: no memory to keep an unstable block: a server restart before COMMIT may lose it",
-			    h->name);
-		return;
+	for (; p; p = n) {
+		n = p->next;
+		sc_free(p);
 	}
+}
+
+/* n pins for the blocks of an UNSTABLE WRITE, or NULL. */
+static struct host_pin *pins_alloc(struct sc_host *h, uint32_t n)
+{
+	struct host_pin *list = NULL, *p;
+
+	while (n--) {
+		p = sc_zalloc(sizeof(*p) + h->bs);
+		if (!p) {
+			pins_free_list(list);
+			return NULL;
+		}
+		p->next = list;
+		list = p;
+	}
+	return list;
+}
+
+/* Keep an unstable block in a pin taken from *spare (lock not held). */
+static void pin_add(struct sc_host *h, struct host_pin **spare,
+		    uint64_t file, uint64_t lbn, uint64_t epoch, uint32_t len,
+		    const void *data)
+{
+	struct host_pin *p = *spare;
+
+	*spare = p->next;
+	p->next = NULL;
 	p->file = file;
 	p->lbn = lbn;
 	p->epoch = epoch;
@@ -90,7 +121,41 @@ static void pin_add(struct sc_host *h, uint64_t file, uint64_t lbn,
 		h->pins = p;
 	h->pins_tail = p;
 	h->npins++;
+	/* answered in an epoch a HELLO has since replaced */
+	if (epoch != h->reg.epoch)
+		h->stale_pins++;
 	sc_mutex_unlock(&h->lock);
+}
+
+/*
+ * A FILE_SYNC WRITE answered OK for the blocks of lbn.. whose answer is:
+ * their older pins go, or written again after a restart they would undo
+ * the newer, durable bytes (lock not held).  UNSTABLE writes need not do
+ * this walk: pins are written again in the order they were taken.
+ */
+static void pins_drop_synced(struct sc_host *h, uint64_t file, uint64_t lbn,
+			     uint32_t n, const uint32_t *answer)
+{
+	struct host_pin **pp = &h->pins, *p, *last = NULL, *gone = NULL;
+
+	sc_mutex_lock(&h->lock);
+	while ((p = *pp)) {
+		if (p->file != file || p->lbn - lbn >= n ||
+		    answer[p->lbn - lbn] != CSI_W_OK) {
+			last = p;
+			pp = &p->next;
+			continue;
+		}
+		*pp = p->next;
+		p->next = gone;
+		gone = p;
+		h->npins--;
+		if (p->epoch != h->reg.epoch)
+			h->stale_pins--;
+	}
+	h->pins_tail = last;
+	sc_mutex_unlock(&h->lock);
+	pins_free_list(gone);
 }
 
 /* Lock held: unlink the pins of file that match; into *out, in order. */
@@ -125,16 +190,6 @@ static uint32_t pins_take(struct sc_host *h, uint64_t file, bool stale,
 	return n;
 }
 
-static void pins_free_list(struct host_pin *p)
-{
-	struct host_pin *n;
-
-	for (; p; p = n) {
-		n = p->next;
-		sc_free(p);
-	}
-}
-
 void host_pins_free(struct sc_host *h)
 {
 	pins_free_list(h->pins);
@@ -152,12 +207,20 @@ static int wr_call(struct wr *w, uint64_t lbn, struct wr_blk *b, uint32_t n,
 				    .stable = w->stable, .blocks = w->wb,
 				    .nblocks = n };
 	struct sc_host *h = w->h;
+	struct host_pin *spare = NULL;
 	struct csi_write_res res;
 	struct host_call c;
 	uint64_t bo;
 	uint32_t i, len;
 	int err;
 
+	if (a.stable == CSI_UNSTABLE) {
+		spare = pins_alloc(h, n);
+		if (!spare) {
+			a.stable = CSI_FILE_SYNC;
+			w->sync_fallbacks++;
+		}
+	}
 	for (i = 0; i < n; i++) {
 		w->wb[i].kind = b[i].kind;
 		w->wb[i].hash = b[i].h;
@@ -175,6 +238,7 @@ static int wr_call(struct wr *w, uint64_t lbn, struct wr_blk *b, uint32_t n,
 	err = host_call(h, CSI_PROC_WRITE, &a.hdr, &a, &res, &c);
 	if (err) {
 		sc_hostcache_write_end(h->hc, w->file, false, 0, 0, 0);
+		pins_free_list(spare);
 		return err;
 	}
 	if (c.status != CSI_OK)
@@ -182,10 +246,14 @@ static int wr_call(struct wr *w, uint64_t lbn, struct wr_blk *b, uint32_t n,
 			host_status_err(c.status);
 	else if (res.nblocks != n || res.attr.file != w->file)
 		err = host_proto_err(h, "WRITE reply of another shape");
+	else if (res.committed == CSI_UNSTABLE && a.stable != CSI_UNSTABLE)
+		err = host_proto_err(h, "UNSTABLE answer to FILE_SYNC");
 	sc_hostcache_write_end(h->hc, w->file, !err, res.pre_change,
 			       res.attr.change, res.attr.size);
+	if (!err && res.committed != CSI_UNSTABLE)
+		pins_drop_synced(h, w->file, lbn, n, res.blocks);
 	for (i = 0; !err && i < n; i++) {
-		bo = (lbn + i) * w->bs;
+		bo = (lbn + i) << w->bshift;
 		if (res.blocks[i] == CSI_W_NEED_DATA &&
 		    b[i].kind == CSI_WK_HASH) {
 			w->need_data++;
@@ -206,13 +274,15 @@ static int wr_call(struct wr *w, uint64_t lbn, struct wr_blk *b, uint32_t n,
 		    b[i].kind == CSI_WK_DATA)
 			host_notice(h, &b[i].h);
 		if (res.committed == CSI_UNSTABLE)
-			pin_add(h, w->file, lbn + i, c.epoch,
+			pin_add(h, &spare, w->file, lbn + i, c.epoch,
 				end - bo < w->bs ? (uint32_t)(end - bo) : w->bs,
 				b[i].data);
 	}
 	if (err == -SC_ESTALE)
 		sc_hostcache_drop_file(h->hc, w->file);
 	host_release(h, &c);
+	/* unused: NEED_DATA blocks, pinned by the call that sends them */
+	pins_free_list(spare);
 	return err;
 }
 
@@ -234,8 +304,8 @@ static int wr_blocks(struct wr *w, uint64_t lbn, struct wr_blk *b,
 	err = wr_call(w, lbn, b, n, end);
 	if (err == -SC_EBADMSG) {
 		/* §6.1 HASH_MISMATCH: hashes again from the source, once */
-		sc_log_err("host %s: the server says a block does not hash to its hash; retrying once",
-			   w->h->name);
+		sc_log_err_ratelimited("host %s: the server says a block does not hash to its hash; retrying once",
+				       w->h->name);
 		for (i = 0; i < n; i++)
 			if (wr_hash(w, &b[i]))
 				return -SC_EIO;
@@ -250,12 +320,12 @@ static int wr_blocks(struct wr *w, uint64_t lbn, struct wr_blk *b,
 			;
 		if (s > i)
 			err = wr_call(w, lbn + i, &b[i], s - i,
-				      s == n ? end : (lbn + s) * w->bs);
+				      s == n ? end : (lbn + s) << w->bshift);
 	}
 	/* the written blocks may have evicted more than a call carries */
 	if (!err && host_flush(w->h, w->max_evict))
-		sc_log_warn("host %s: eviction notices not delivered",
-			    w->h->name);
+		sc_log_warn_ratelimited("host %s: eviction notices not delivered",
+					w->h->name);
 	return err;
 }
 
@@ -289,7 +359,7 @@ int host_pins_resend(struct sc_host *h, uint64_t file)
 		}
 		if (!err)
 			err = wr_blocks(&w, list->lbn, w.b, k,
-					last->lbn * w.bs + last->len);
+					(last->lbn << w.bshift) + last->len);
 		if (err)
 			break;
 		/* written again: wr_call kept them anew, in this epoch */
@@ -315,8 +385,8 @@ int host_pins_resend(struct sc_host *h, uint64_t file)
 	return err;
 }
 
-ssize_t sc_host_write(struct sc_host *h, uint64_t file, uint64_t off,
-		      const void *buf, size_t len, bool stable)
+static ssize_t host_write(struct sc_host *h, uint64_t file, uint64_t off,
+			  const void *buf, size_t len, bool stable)
 {
 	const uint8_t *in = buf;
 	uint8_t *bounce[2] = { NULL, NULL };
@@ -332,8 +402,8 @@ ssize_t sc_host_write(struct sc_host *h, uint64_t file, uint64_t off,
 	if (err)
 		return err;
 	err = wr_init(&w, h, file, stable ? CSI_FILE_SYNC : CSI_UNSTABLE);
-	first = off / w.bs;
-	last = (end - 1) / w.bs;
+	first = off >> w.bshift;
+	last = (end - 1) >> w.bshift;
 	for (wl = first; !err && wl <= last; wl += nb) {
 		nb = last - wl + 1 > w.max_blocks ? w.max_blocks :
 						    (uint32_t)(last - wl + 1);
@@ -342,7 +412,7 @@ ssize_t sc_host_write(struct sc_host *h, uint64_t file, uint64_t off,
 			uint8_t **bb;
 
 			lbn = wl + i;
-			bo = lbn * w.bs;
+			bo = lbn << w.bshift;
 			b->need = false;
 			if (bo >= off && bo + w.bs <= end) {
 				b->data = in + (bo - off);
@@ -378,7 +448,7 @@ ssize_t sc_host_write(struct sc_host *h, uint64_t file, uint64_t off,
 		if (!err)
 			err = wr_blocks(&w, wl, w.b, nb,
 					wl + nb - 1 == last ? end :
-							      (wl + nb) * w.bs);
+							      (wl + nb) << w.bshift);
 	}
 	sc_mutex_lock(&h->lock);
 	h->st.writes++;
@@ -398,17 +468,18 @@ ssize_t sc_host_write(struct sc_host *h, uint64_t file, uint64_t off,
 	return (ssize_t)len;
 }
 
-int sc_host_commit(struct sc_host *h, uint64_t file)
+static int host_commit(struct sc_host *h, uint64_t file)
 {
 	struct csi_commit_args a = { .file = file };
 	struct csi_commit_res res;
 	struct host_pin *done;
+	struct host_reg before;
 	struct host_call c;
 	uint64_t seq;
 	int tries, err;
-	bool stale;
 
 	for (tries = 0; tries < HOST_COMMIT_TRIES; tries++) {
+		host_reg_get(h, &before);
 		err = host_pins_resend(h, file);
 		if (err)
 			return err;
@@ -430,11 +501,58 @@ int sc_host_commit(struct sc_host *h, uint64_t file)
 		/* what this epoch acknowledged is durable now (§7.5) */
 		sc_mutex_lock(&h->lock);
 		pins_take(h, file, false, c.epoch, seq, &done);
-		stale = h->stale_pins && c.epoch != h->reg.epoch;
 		sc_mutex_unlock(&h->lock);
 		pins_free_list(done);
-		if (!stale)
+		/*
+		 * Answered in the epoch whose older pins were written again
+		 * above, or a new epoch (a restart found by this COMMIT or
+		 * the resend): its stale pins go out, and COMMIT again.
+		 */
+		if (c.epoch == before.epoch)
 			return 0;
 	}
 	return -SC_EIO;
+}
+
+/* In a NOFS scope, as every I/O entry point (host.h). */
+ssize_t sc_host_write(struct sc_host *h, uint64_t file, uint64_t off,
+		      const void *buf, size_t len, bool stable)
+{
+	unsigned int nofs = sc_nofs_save();
+	ssize_t done = host_write(h, file, off, buf, len, stable);
+
+	sc_nofs_restore(nofs);
+	return done;
+}
+
+int sc_host_commit(struct sc_host *h, uint64_t file)
+{
+	unsigned int nofs = sc_nofs_save();
+	int err = host_commit(h, file);
+
+	sc_nofs_restore(nofs);
+	return err;
+}
+
+int sc_host_commit_all(struct sc_host *h)
+{
+	uint64_t file, last = 0;
+	bool any, first = true;
+	int err = 0;
+
+	while (!err) {
+		sc_mutex_lock(&h->lock);
+		any = h->pins;
+		file = any ? h->pins->file : 0;
+		sc_mutex_unlock(&h->lock);
+		if (!any)
+			break;
+		/* a COMMIT that left the file's blocks pinned: no progress */
+		if (!first && file == last)
+			return -SC_EIO;
+		err = sc_host_commit(h, file);
+		last = file;
+		first = false;
+	}
+	return err;
 }

@@ -6,15 +6,19 @@
 #ifndef SC_ENV_KERNEL_H
 #define SC_ENV_KERNEL_H
 
-#include <linux/delay.h>
+#include <linux/jiffies.h>
 #include <linux/errno.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/printk.h>
+#include <linux/sched.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/types.h>
+#include <linux/wait.h>
 
 /*
  * kvzalloc: the core's tables (cache slots, CSI-Map entries, bucket arrays)
@@ -59,9 +63,55 @@ static inline void sc_mutex_unlock(struct sc_mutex *m)
 	mutex_unlock(&m->m);
 }
 
-static inline void sc_msleep(unsigned int ms)
+/* TASK_KILLABLE: only a fatal signal cuts the back-off short. */
+static inline int sc_msleep_killable(unsigned int ms)
 {
-	msleep(ms);
+	schedule_timeout_killable(msecs_to_jiffies(ms));
+	return fatal_signal_pending(current) ? -EINTR : 0;
+}
+
+struct sc_waitq {
+	wait_queue_head_t wq;
+};
+
+static inline void sc_waitq_init(struct sc_waitq *q)
+{
+	init_waitqueue_head(&q->wq);
+}
+
+static inline void sc_waitq_destroy(struct sc_waitq *q)
+{
+}
+
+static inline int sc_waitq_wait(struct sc_waitq *q, bool (*cond)(void *arg),
+				void *arg, unsigned int ms)
+{
+	long left = wait_event_killable_timeout(q->wq, cond(arg),
+						msecs_to_jiffies(ms));
+
+	if (left < 0)
+		return -EINTR;
+	return left ? 0 : -ETIMEDOUT;
+}
+
+static inline void sc_wake_all(struct sc_waitq *q)
+{
+	wake_up_all(&q->wq);
+}
+
+static inline unsigned int sc_nofs_save(void)
+{
+	return memalloc_nofs_save();
+}
+
+static inline void sc_nofs_restore(unsigned int flags)
+{
+	memalloc_nofs_restore(flags);
+}
+
+static inline void sc_cond_resched(void)
+{
+	cond_resched();
 }
 
 static inline u64 sc_clock_ms(void)
@@ -72,5 +122,9 @@ static inline u64 sc_clock_ms(void)
 #define sc_log_err(fmt, ...) pr_err("seacache: " fmt "\n", ##__VA_ARGS__)
 #define sc_log_warn(fmt, ...) pr_warn("seacache: " fmt "\n", ##__VA_ARGS__)
 #define sc_log_info(fmt, ...) pr_info("seacache: " fmt "\n", ##__VA_ARGS__)
+#define sc_log_err_ratelimited(fmt, ...) \
+	pr_err_ratelimited("seacache: " fmt "\n", ##__VA_ARGS__)
+#define sc_log_warn_ratelimited(fmt, ...) \
+	pr_warn_ratelimited("seacache: " fmt "\n", ##__VA_ARGS__)
 
 #endif /* SC_ENV_KERNEL_H */

@@ -16,15 +16,35 @@
 #include <string.h>
 #include <time.h>
 
+/*
+ * Allocation failure injection for the tests (user space only): the
+ * calling thread's allocations still to go before one fails, 0 if none is
+ * armed.  Per thread, so the servers a test runs in process do not eat
+ * the count.
+ */
+extern _Thread_local unsigned int sc_alloc_fail_in;
+
+/*
+ * Makes the calling thread's n-th next sc_zalloc/sc_calloc fail (n = 0:
+ * none); returns the count the previous arming still had to go, so 0
+ * after arming n means the failure happened.
+ */
+unsigned int sc_fault_inject_alloc(unsigned int n);
+
+static inline bool sc_alloc_fails(void)
+{
+	return sc_alloc_fail_in && !--sc_alloc_fail_in;
+}
+
 static inline void *sc_zalloc(size_t size)
 {
-	return calloc(1, size);
+	return sc_alloc_fails() ? NULL : calloc(1, size);
 }
 
 /* Zeroed array of n elements; NULL on overflow or exhaustion. */
 static inline void *sc_calloc(size_t n, size_t size)
 {
-	return calloc(n, size);
+	return sc_alloc_fails() ? NULL : calloc(n, size);
 }
 
 static inline void sc_free(void *p)
@@ -56,13 +76,97 @@ static inline void sc_mutex_unlock(struct sc_mutex *m)
 	pthread_mutex_unlock(&m->m);
 }
 
-static inline void sc_msleep(unsigned int ms)
+/* A process is killed outright here: the sleep is never cut short. */
+static inline int sc_msleep_killable(unsigned int ms)
 {
 	struct timespec ts = { .tv_sec = ms / 1000,
 			       .tv_nsec = (long)(ms % 1000) * 1000000 };
 
 	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
 		;
+	return 0;
+}
+
+/*
+ * A wait queue: wakes counts sc_wake_all calls, so a waiter that saw the
+ * count before testing its condition cannot miss the wake that follows.
+ */
+struct sc_waitq {
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	uint64_t wakes;
+};
+
+static inline void sc_waitq_init(struct sc_waitq *q)
+{
+	pthread_condattr_t a;
+
+	pthread_mutex_init(&q->m, NULL);
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(&q->c, &a);
+	pthread_condattr_destroy(&a);
+	q->wakes = 0;
+}
+
+static inline void sc_waitq_destroy(struct sc_waitq *q)
+{
+	pthread_cond_destroy(&q->c);
+	pthread_mutex_destroy(&q->m);
+}
+
+static inline int sc_waitq_wait(struct sc_waitq *q, bool (*cond)(void *arg),
+				void *arg, unsigned int ms)
+{
+	struct timespec until;
+	uint64_t seen;
+	int timed_out = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	for (;;) {
+		pthread_mutex_lock(&q->m);
+		seen = q->wakes;
+		pthread_mutex_unlock(&q->m);
+		if (cond(arg))
+			return 0;
+		if (timed_out)
+			return -ETIMEDOUT;
+		pthread_mutex_lock(&q->m);
+		while (q->wakes == seen && !timed_out)
+			timed_out = pthread_cond_timedwait(&q->c, &q->m,
+							   &until) == ETIMEDOUT;
+		pthread_mutex_unlock(&q->m);
+	}
+}
+
+static inline void sc_wake_all(struct sc_waitq *q)
+{
+	pthread_mutex_lock(&q->m);
+	q->wakes++;
+	pthread_cond_broadcast(&q->c);
+	pthread_mutex_unlock(&q->m);
+}
+
+/* No reclaim re-enters a file system from user space. */
+static inline unsigned int sc_nofs_save(void)
+{
+	return 0;
+}
+
+static inline void sc_nofs_restore(unsigned int flags)
+{
+	(void)flags;
+}
+
+/* Threads are preempted here. */
+static inline void sc_cond_resched(void)
+{
 }
 
 static inline uint64_t sc_clock_ms(void)
@@ -79,5 +183,8 @@ static inline uint64_t sc_clock_ms(void)
 	fprintf(stderr, "seacache: warning: " fmt "\n", ##__VA_ARGS__)
 #define sc_log_info(fmt, ...) \
 	fprintf(stderr, "seacache: " fmt "\n", ##__VA_ARGS__)
+/* A process's stderr is its own log: nothing to protect from a flood. */
+#define sc_log_err_ratelimited sc_log_err
+#define sc_log_warn_ratelimited sc_log_warn
 
 #endif /* SC_ENV_USER_H */

@@ -10,8 +10,19 @@
  *   memcpy, memcmp, memset, strcmp, strncmp, strlen and the errno values
  *     (used here through the sc_ names below);
  *   struct sc_mutex with sc_mutex_init/lock/unlock/destroy;
- *   sc_msleep (may sleep) and sc_clock_ms (monotonic milliseconds);
- *   sc_log_err/sc_log_warn/sc_log_info.
+ *   sc_msleep_killable(ms): sleeps; -EINTR if the task got a fatal signal
+ *     (kernel; user space is never cut short), else 0;
+ *   struct sc_waitq with sc_waitq_init/destroy, sc_wake_all and
+ *     sc_waitq_wait(q, cond, arg, ms): 0 once cond(arg) holds (tested
+ *     again after every wake), -ETIMEDOUT after ms, -EINTR on a fatal
+ *     signal (kernel only), so a task stuck on a dead server can be killed;
+ *   sc_nofs_save/sc_nofs_restore: a scope whose allocations never recurse
+ *     into a file system under reclaim (kernel: memalloc_nofs_save);
+ *   sc_cond_resched: a rescheduling point for long loops that hold only
+ *     sleeping locks;
+ *   sc_clock_ms (monotonic milliseconds);
+ *   sc_log_err/sc_log_warn/sc_log_info, and sc_log_err_ratelimited/
+ *     sc_log_warn_ratelimited for whatever a server or peer can trigger.
  */
 #ifndef SEACACHE_COMPAT_H
 #define SEACACHE_COMPAT_H
@@ -35,6 +46,8 @@
 #define SC_ESTALE ESTALE	/* the file is gone */
 #define SC_ENOSPC ENOSPC
 #define SC_EPROTO EPROTO	/* the peer broke the protocol */
+#define SC_EINTR EINTR		/* a fatal signal ended a wait */
+#define SC_ETIMEDOUT ETIMEDOUT
 
 #define sc_memcpy(d, s, n) memcpy((d), (s), (n))
 #define sc_memcmp(a, b, n) memcmp((a), (b), (n))
@@ -77,6 +90,16 @@ static inline uint64_t sc_get_be64(const uint8_t *p)
 static inline bool sc_is_pow2(uint64_t x)
 {
 	return x && !(x & (x - 1));
+}
+
+/* log2 of a power of two. */
+static inline uint32_t sc_ilog2(uint64_t x)
+{
+	uint32_t n = 0;
+
+	while (x >>= 1)
+		n++;
+	return n;
 }
 
 /* Smallest power of two >= x (x >= 1, x <= 2^31). */

@@ -83,7 +83,10 @@ static inline bool sc_csimap_lookup(struct sc_csimap *m, uint64_t file,
 	return sc_csimap_lookup_src(m, file, lbn, h, NULL);
 }
 bool sc_csimap_remove(struct sc_csimap *m, uint64_t file, uint64_t lbn);
-/* Forget every address of file (it changed behind the cache); O(entries). */
+/*
+ * Forget every address of file (it changed behind the cache); O(entries).
+ * This and drop_all may reschedule: only under sleeping locks.
+ */
 uint32_t sc_csimap_drop_file(struct sc_csimap *m, uint64_t file);
 /* Forget every address (a new server epoch, PROTOCOL.md §6.2). */
 uint32_t sc_csimap_drop_all(struct sc_csimap *m);

@@ -31,7 +31,17 @@
  *   - the peer side: sc_host_peer_get answers a peer read from the cache.
  *
  * Thread-safe: any number of VM threads may read and write at once; the
- * cache lock is never held across a network call.
+ * cache lock is never held across a network call.  A VM thread waiting
+ * for a server (a back-off, another VM's READ in flight) can be killed:
+ * the call then returns -EINTR.
+ *
+ * The I/O entry points (getattr, lookup, read, write, commit, idle, peer
+ * get) run in a NOFS allocation scope (compat.h): in the kernel they are
+ * a file system's I/O path, called with the VFS's inode and page locks
+ * held, and they allocate (up to 128 KiB, some under the host's locks,
+ * and in the transport) where reclaim must not re-enter a file system,
+ * this one included.  A scope at the door covers every allocation behind
+ * it, the transport's too, where GFP_NOFS at each site would not.
  */
 #ifndef SEACACHE_HOST_H
 #define SEACACHE_HOST_H
@@ -117,6 +127,8 @@ struct sc_host_stats {
 	uint64_t write_hash_blocks;	/* accepted by hash */
 	uint64_t write_need_data;	/* NEED_DATA answers */
 	uint64_t write_data_bytes;	/* block bytes sent in WRITE */
+	/* UNSTABLE writes sent FILE_SYNC: no memory to keep their blocks */
+	uint64_t write_sync_fallbacks;
 	uint64_t notices_sent;
 	uint64_t notices_dropped;	/* lost to a full queue (bandwidth) */
 	uint64_t registrations;		/* HELLOs that succeeded */
@@ -153,6 +165,14 @@ ssize_t sc_host_read(struct sc_host *h, uint64_t file, uint64_t off,
 ssize_t sc_host_write(struct sc_host *h, uint64_t file, uint64_t off,
 		      const void *buf, size_t len, bool stable);
 int sc_host_commit(struct sc_host *h, uint64_t file);
+/* COMMIT of every file with unstable writes (before the host goes away). */
+int sc_host_commit_all(struct sc_host *h);
+/*
+ * file changed behind the host's back (written through NFS): none of its
+ * CSI-Map entries, its size or change id is used again until the server
+ * tells them anew.
+ */
+void sc_host_forget_file(struct sc_host *h, uint64_t file);
 
 /* Sends queued eviction notices (and renews the lease) when idle. */
 int sc_host_idle(struct sc_host *h);
