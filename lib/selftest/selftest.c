@@ -715,6 +715,34 @@ out:
 	return rc;
 }
 
+static bool flag_set(void *arg)
+{
+	return *(const bool *)arg;
+}
+
+/*
+ * The wait queue's answers in this environment: at once when the
+ * condition holds, -ETIMEDOUT when it never does, and the condition
+ * tested again after a wake.
+ */
+static int test_waitq(const struct sc_selftest_opts *o)
+{
+	struct sc_waitq q;
+	bool flag = false;
+	int err = 0;
+
+	(void)o;
+	sc_waitq_init(&q);
+	if (!OK(sc_waitq_wait(&q, flag_set, &flag, 1) == -SC_ETIMEDOUT))
+		goto out;
+	flag = true;
+	sc_wake_all(&q);
+	OK(sc_waitq_wait(&q, flag_set, &flag, 1000) == 0);
+out:
+	sc_waitq_destroy(&q);
+	return err;
+}
+
 const struct sc_selftest_case sc_selftest_cases[] = {
 	{ "hash_vectors", test_hash_vectors },
 	{ "peer_token", test_peer_token },
@@ -727,6 +755,7 @@ const struct sc_selftest_case sc_selftest_cases[] = {
 	{ "random_lru_vs_model", test_random_lru },
 	{ "random_elru_vs_model", test_random_elru },
 	{ "bad_config", test_bad_config },
+	{ "waitq", test_waitq },
 };
 
 const unsigned int sc_selftest_ncases = SC_ARRAY_SIZE(sc_selftest_cases);
