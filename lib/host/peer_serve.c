@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /*
- * PEER_READ, both ends: the serving host checks the token before it looks
- * at its cache, the requester trusts nothing it did not hash.
+ * PEER_READ, the serving end: the token is checked before the cache is
+ * looked at.  The requester's end, which trusts nothing it did not hash,
+ * is sc_block_verify (lib/base/hash.c).
  */
 #include "seacache/peer_serve.h"
 

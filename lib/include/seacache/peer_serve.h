@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * Cooperative reads between hosts, the parts every host shares whatever
- * its transport (user-space agent or kernel module): the serving host's
- * answer to one PEER_READ (PROTOCOL.md §7.8) and the requester's check of
- * the bytes a peer sent (§9.4).
+ * Cooperative reads between hosts, the serving host's part that every host
+ * shares whatever its transport (user-space agent or kernel module): the
+ * answer to one PEER_READ (PROTOCOL.md §7.8).  The requester checks the
+ * bytes a peer sent (§9.4) as it checks any block received, with
+ * sc_block_verify (hash.h).
  */
 #ifndef SEACACHE_PEER_SERVE_H
 #define SEACACHE_PEER_SERVE_H
