@@ -715,31 +715,47 @@ out:
 	return rc;
 }
 
+struct waitq_flag {
+	struct sc_mutex lock;
+	bool set;
+};
+
+/* Under a mutex, as the host's conditions are. */
 static bool flag_set(void *arg)
 {
-	return *(const bool *)arg;
+	struct waitq_flag *f = arg;
+	bool set;
+
+	sc_mutex_lock(&f->lock);
+	set = f->set;
+	sc_mutex_unlock(&f->lock);
+	return set;
 }
 
 /*
- * The wait queue's answers in this environment: at once when the
- * condition holds, -ETIMEDOUT when it never does, and the condition
- * tested again after a wake.
+ * The wait queue's answers in this environment: -ETIMEDOUT when the
+ * condition never holds, 0 once it does after a wake; the condition
+ * takes a mutex (a debug kernel warns if it runs in a sleeping state).
  */
 static int test_waitq(const struct sc_selftest_opts *o)
 {
+	struct waitq_flag f = { .set = false };
 	struct sc_waitq q;
-	bool flag = false;
 	int err = 0;
 
 	(void)o;
+	sc_mutex_init(&f.lock);
 	sc_waitq_init(&q);
-	if (!OK(sc_waitq_wait(&q, flag_set, &flag, 1) == -SC_ETIMEDOUT))
+	if (!OK(sc_waitq_wait(&q, flag_set, &f, 1) == -SC_ETIMEDOUT))
 		goto out;
-	flag = true;
+	sc_mutex_lock(&f.lock);
+	f.set = true;
+	sc_mutex_unlock(&f.lock);
 	sc_wake_all(&q);
-	OK(sc_waitq_wait(&q, flag_set, &flag, 1000) == 0);
+	OK(sc_waitq_wait(&q, flag_set, &f, 1000) == 0);
 out:
 	sc_waitq_destroy(&q);
+	sc_mutex_destroy(&f.lock);
 	return err;
 }
 

@@ -83,15 +83,31 @@ static inline void sc_waitq_destroy(struct sc_waitq *q)
 {
 }
 
+/*
+ * wait_woken, not wait_event_killable_timeout: cond runs in TASK_RUNNING,
+ * so it may take a mutex; a wake between cond and the sleep is not lost.
+ */
 static inline int sc_waitq_wait(struct sc_waitq *q, bool (*cond)(void *arg),
 				void *arg, unsigned int ms)
 {
-	long left = wait_event_killable_timeout(q->wq, cond(arg),
-						msecs_to_jiffies(ms));
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	long left = msecs_to_jiffies(ms);
+	int err = 0;
 
-	if (left < 0)
-		return -EINTR;
-	return left ? 0 : -ETIMEDOUT;
+	add_wait_queue(&q->wq, &wait);
+	while (!cond(arg)) {
+		if (fatal_signal_pending(current)) {
+			err = -EINTR;
+			break;
+		}
+		if (!left) {
+			err = -ETIMEDOUT;
+			break;
+		}
+		left = wait_woken(&wait, TASK_KILLABLE, left);
+	}
+	remove_wait_queue(&q->wq, &wait);
+	return err;
 }
 
 static inline void sc_wake_all(struct sc_waitq *q)

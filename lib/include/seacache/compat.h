@@ -14,8 +14,9 @@
  *     (kernel; user space is never cut short), else 0;
  *   struct sc_waitq with sc_waitq_init/destroy, sc_wake_all and
  *     sc_waitq_wait(q, cond, arg, ms): 0 once cond(arg) holds (tested
- *     again after every wake), -ETIMEDOUT after ms, -EINTR on a fatal
- *     signal (kernel only), so a task stuck on a dead server can be killed;
+ *     again after every wake, never in atomic context: it may take a
+ *     mutex), -ETIMEDOUT after ms, -EINTR on a fatal signal (kernel only),
+ *     so a task stuck on a dead server can be killed;
  *   sc_nofs_save/sc_nofs_restore: a scope whose allocations never recurse
  *     into a file system under reclaim (kernel: memalloc_nofs_save);
  *   sc_cond_resched: a rescheduling point for long loops that hold only
