@@ -14,8 +14,9 @@
  * token made from the identity the transport was given, a forged one and
  * an unknown block; then, if asked, the CSI service is restarted by the
  * host side (this module prints when) and the host must come back (a new
- * connection and registration) and read the file right again.  The
- * verdict is the parameter "result".
+ * connection and registration) and read the file right again.  Then the
+ * faults a real server does not make, against a fake one (fault_test.c).
+ * The verdict is the parameter "result".
  */
 #include <linux/delay.h>
 #include <linux/inet.h>
@@ -26,6 +27,7 @@
 
 #include "seacache.h"
 #include "seacache/peer_token.h"
+#include "transport_test.h"
 
 static char *server = "10.0.2.2";
 module_param(server, charp, 0444);
@@ -461,6 +463,8 @@ static int __init transport_test_init(void)
 	scfs_transport_destroy(T->t);
 	kvfree(T->data);
 	kfree(T);
+	if (!err)
+		err = transport_fault_test();
 	result = err ? "FAILED" : "passed";
 	pr_info("transport test: %s (%llu calls, %llu reconnects, %llu timeouts, %llu errors)\n",
 		result, st.calls, st.reconnects, st.timeouts, st.errors);
@@ -469,6 +473,7 @@ static int __init transport_test_init(void)
 
 static void __exit transport_test_exit(void)
 {
+	transport_fault_test_end();
 }
 
 module_init(transport_test_init);
