@@ -20,11 +20,154 @@
 #define SCFS_SEACACHE_H
 
 #include <linux/fs.h>
+#include <linux/kobject.h>
+#include <linux/path.h>
 #include <linux/socket.h>
+#include <linux/srcu.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 
 #include "seacache/csi_codec.h"
 #include "seacache/host.h"
+
+#define SCFS_MAGIC 0x53434653		/* "SCFS", statfs f_type */
+#define SCFS_NAME "seacache"
+
+/* ---- super.c: mount options and the per-mount state ---------------------- */
+struct scfs_options {
+	char *lower;			/* lower= the NFS mount's directory */
+	char *server;			/* server= numeric address, as given */
+	struct sockaddr_storage server_addr;	/* with csi_port= */
+	u16 csi_port;
+	u64 cache_bytes;		/* cache= content cache size */
+	char *policy;			/* policy= eviction policy spec */
+	enum sc_host_variant variant;	/* variant= */
+	char *peer;			/* peer= ADDR:PORT, as given; or NULL */
+	struct sockaddr_storage peer_addr;
+};
+
+/* Counters of I/O the host library did not serve (sysfs). */
+struct scfs_fallback_stats {
+	atomic64_t reads, read_bytes;	/* served by the lower NFS file */
+	atomic64_t writes, write_bytes;
+	atomic64_t mapped_io;		/* I/O of mmapped files (lower) */
+};
+
+struct scfs_sb_info {
+	struct super_block *sb;
+	struct path lower;		/* the lower root */
+	struct scfs_options opts;
+	struct scfs_transport *tr;
+	/*
+	 * The host, under scfs_host_srcu; NULL while the CSI service has not
+	 * answered HELLO (connect_work retries) and while a remount changes
+	 * the cache: then every I/O goes to the lower NFS file.
+	 */
+	struct sc_host __rcu *host;
+	struct mutex host_lock;		/* starts and stops of the host */
+	struct delayed_work connect_work;	/* HELLO until it works */
+	unsigned long connect_delay;		/* jiffies, doubling */
+	struct delayed_work idle_work;		/* leases, eviction notices */
+	struct scfs_fallback_stats fb;
+	struct kobject kobj;		/* /sys/fs/seacache/<major:minor> */
+	struct completion kobj_released;
+	bool kobj_added;
+	u64 mounted_ms;			/* clock at mount, for the uptime */
+};
+
+static inline struct scfs_sb_info *scfs_sb(const struct super_block *sb)
+{
+	return sb->s_fs_info;
+}
+
+/*
+ * Every use of the host is inside scfs_host_enter/exit: the host if the
+ * CSI service is reachable, else NULL (go to the lower file).  A remount
+ * or unmount waits for the uses in progress before it frees the host.
+ * Never held while touching user memory: a page fault there may need
+ * mmap_lock, which scfs_mmap holds when it enters.
+ */
+extern struct srcu_struct scfs_host_srcu;
+
+static inline struct sc_host *scfs_host_enter(const struct super_block *sb,
+					      int *idx)
+{
+	*idx = srcu_read_lock(&scfs_host_srcu);
+	return srcu_dereference(scfs_sb(sb)->host, &scfs_host_srcu);
+}
+
+static inline void scfs_host_exit(int idx)
+{
+	srcu_read_unlock(&scfs_host_srcu, idx);
+}
+
+/* ---- inode.c ------------------------------------------------------------- */
+struct scfs_inode_info {
+	struct inode *lower;
+	/* SCFS_* bits below */
+	unsigned long flags;
+	struct inode vfs_inode;
+};
+
+#define SCFS_MAPPED 0
+/* SCFS_LOWER_STALE: CSI wrote the file since NFS last saw its attributes */
+#define SCFS_LOWER_STALE 1
+
+static inline struct scfs_inode_info *scfs_i(struct inode *inode)
+{
+	return container_of(inode, struct scfs_inode_info, vfs_inode);
+}
+
+static inline struct inode *scfs_lower_inode(struct inode *inode)
+{
+	return scfs_i(inode)->lower;
+}
+
+extern const struct inode_operations scfs_dir_iops;
+extern const struct inode_operations scfs_file_iops;
+extern const struct inode_operations scfs_symlink_iops;
+extern const struct xattr_handler *scfs_xattr_handlers[];
+
+struct inode *scfs_get_inode(struct super_block *sb, struct inode *lower);
+int scfs_inode_cache_init(void);
+void scfs_inode_cache_destroy(void);
+struct inode *scfs_alloc_inode(struct super_block *sb);
+void scfs_free_inode(struct inode *inode);
+void scfs_evict_inode(struct inode *inode);
+
+/* ---- dir.c / file.c ------------------------------------------------------ */
+extern const struct file_operations scfs_dir_fops;
+extern const struct file_operations scfs_file_fops;
+extern const struct address_space_operations scfs_aops;
+extern const struct dentry_operations scfs_dops;
+
+/* ---- util.c -------------------------------------------------------------- */
+/* The lower dentry of an upper one (d_fsdata holds a reference). */
+static inline struct dentry *scfs_lower_dentry(const struct dentry *dentry)
+{
+	return dentry->d_fsdata;
+}
+
+void scfs_lower_path(const struct dentry *dentry, struct path *out);
+struct file *scfs_open_lower(const struct dentry *dentry, int flags);
+void scfs_copy_attr(struct inode *inode);
+/* The CSI file id of a regular file: the lower NFS inode's fileid. */
+static inline u64 scfs_fileid(struct inode *inode)
+{
+	return scfs_lower_inode(inode)->i_ino;
+}
+
+void scfs_lower_changed(struct inode *inode);
+int scfs_lower_getattr(struct inode *inode, const struct path *lower,
+		       struct kstat *st, u32 mask, unsigned int flags);
+bool scfs_fallback_err(int err);
+
+/* ---- sysfs.c ------------------------------------------------------------- */
+int scfs_sysfs_init(void);
+void scfs_sysfs_exit(void);
+int scfs_sysfs_add(struct super_block *sb);
+void scfs_sysfs_del(struct super_block *sb);
+
 
 /* ---- transport.c: CSI over kernel TCP sockets -------------------------- */
 struct scfs_transport;

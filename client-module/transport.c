@@ -239,6 +239,9 @@ struct scfs_rpc {
 	spinlock_t lock;		/* conn and every conn's calls */
 	struct scfs_conn *conn;		/* NULL: not connected yet */
 	bool connected_once;
+	bool closing;			/* under lock: destroy has begun */
+	unsigned int active;		/* under lock: calls running */
+	wait_queue_head_t idle;		/* active reached 0 while closing */
 	atomic64_t calls, reconnects, timeouts, errors;
 };
 
@@ -444,15 +447,25 @@ static struct scfs_rpc *rpc_create(const struct sockaddr_storage *addr,
 	atomic_set(&rpc->xid, get_random_u32());
 	mutex_init(&rpc->connect_lock);
 	spin_lock_init(&rpc->lock);
+	init_waitqueue_head(&rpc->idle);
 	return rpc;
 }
 
+/* Fails the calls waiting, waits for every call to return, frees. */
 static void rpc_destroy(struct scfs_rpc *rpc)
 {
+	struct scfs_conn *cn;
+
 	if (!rpc)
 		return;
-	if (rpc->conn)
-		conn_fail(rpc->conn, -ESHUTDOWN);
+	spin_lock(&rpc->lock);
+	rpc->closing = true;
+	cn = rpc->conn;
+	spin_unlock(&rpc->lock);
+	if (cn)
+		conn_fail(cn, -ESHUTDOWN);
+	/* a call still connecting returns by its deadline */
+	wait_event(rpc->idle, !READ_ONCE(rpc->active));
 	conn_put(rpc->conn);
 	mutex_destroy(&rpc->connect_lock);
 	kfree(rpc);
@@ -563,6 +576,13 @@ static int rpc_call(struct scfs_rpc *rpc, u32 proc, const void *args,
 	*reply = NULL;
 	if (!pi)
 		return -EINVAL;
+	spin_lock(&rpc->lock);
+	err = rpc->closing ? -ESHUTDOWN : 0;
+	if (!err)
+		rpc->active++;
+	spin_unlock(&rpc->lock);
+	if (err)
+		return err;
 	atomic64_inc(&rpc->calls);
 	INIT_LIST_HEAD(&c.node);
 	init_completion(&c.done);
@@ -620,6 +640,11 @@ out:
 		atomic64_inc(&rpc->timeouts);
 	else if (err)
 		atomic64_inc(&rpc->errors);
+	spin_lock(&rpc->lock);
+	/* the last access: rpc_destroy may free it once active is 0 */
+	if (!--rpc->active && rpc->closing)
+		wake_up(&rpc->idle);
+	spin_unlock(&rpc->lock);
 	return err;
 }
 

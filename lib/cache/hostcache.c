@@ -424,6 +424,20 @@ uint32_t sc_hostcache_drop_file(struct sc_hostcache *hc, uint64_t file)
 	return n;
 }
 
+void sc_hostcache_forget_file(struct sc_hostcache *hc, uint64_t file)
+{
+	uint32_t i;
+
+	sc_mutex_lock(&hc->lock);
+	sc_csimap_drop_file(hc->map, file);
+	i = file_find(hc, file);
+	if (i != SC_NIL) {
+		hc->f[i].tagged = 0;
+		hc->f[i].sized = 0;
+	}
+	sc_mutex_unlock(&hc->lock);
+}
+
 uint32_t sc_hostcache_drop_all(struct sc_hostcache *hc)
 {
 	uint32_t n;

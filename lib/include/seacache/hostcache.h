@@ -149,6 +149,12 @@ bool sc_hostcache_get(struct sc_hostcache *hc, const struct sc_hash *h,
 bool sc_hostcache_forget(struct sc_hostcache *hc, uint64_t file, uint64_t lbn);
 /* Forget every mapping of file (its change id moved); cached data stays. */
 uint32_t sc_hostcache_drop_file(struct sc_hostcache *hc, uint64_t file);
+/*
+ * Forget every mapping of file and its change id and size: it changed in
+ * a way the CSI protocol did not see (a write through NFS); the next reply
+ * about it tags it anew.  Cached data stays.
+ */
+void sc_hostcache_forget_file(struct sc_hostcache *hc, uint64_t file);
 /* Forget every mapping (a new server epoch, §6.2); tags and data stay. */
 uint32_t sc_hostcache_drop_all(struct sc_hostcache *hc);
 /* Sharing count of cached content h, or SC_NIL if it is not cached. */
