@@ -1,0 +1,588 @@
+// SPDX-License-Identifier: LGPL-3.0-or-later
+/*
+ * The CSI service's reads: LOOKUP (§7.1), GET_HASHES (§7.2), and READ
+ * (§7.3) with hash-only answers (TRACKER), delegation to peers (COOP) and
+ * pushes (PUSH).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "service_int.h"
+
+/* Retries of a READ or GET_HASHES whose file changed while it was read. */
+#define SVC_STABLE_TRIES 8
+
+/*
+ * The hashes of blocks lbn .. lbn + count - 1 and the file's attributes,
+ * from one snapshot of the store.
+ */
+struct range_hashes {
+	struct sc_hash *h;
+	uint8_t *mapped;
+	struct dstore_attr attr;
+};
+
+static uint32_t range_hashes(struct csi_service *svc, uint64_t ino,
+			     uint64_t lbn, uint32_t count,
+			     struct range_hashes *rh)
+{
+	int rc = ino ? dstore_block_hashes(svc->ds, ino, lbn, count, rh->h,
+					   rh->mapped, &rh->attr) : -ENOENT;
+
+	return svc_file_status(rc, &rh->attr);
+}
+
+static int range_hashes_alloc(struct sc_rpc_request *rq, uint32_t count,
+			      struct range_hashes *rh)
+{
+	rh->h = sc_rpc_req_alloc(rq, (count ? count : 1) * sizeof(*rh->h));
+	rh->mapped = sc_rpc_req_alloc(rq, count ? count : 1);
+	return rh->h && rh->mapped ? 0 : -ENOMEM;
+}
+
+/* n = min(count, max(0, N − lbn)), N = ⌈size / B⌉ (§7.2, §7.3). */
+static uint32_t blocks_in_reply(const struct csi_service *svc, uint64_t size,
+				uint64_t lbn, uint32_t count)
+{
+	uint64_t nb = size / svc->block_size + (size % svc->block_size != 0);
+
+	if (lbn >= nb)
+		return 0;
+	return nb - lbn < count ? (uint32_t)(nb - lbn) : count;
+}
+
+static bool same_state(const struct dstore_attr *a, const struct dstore_attr *b)
+{
+	return a->change == b->change && a->size == b->size;
+}
+
+/* ---- LOOKUP ---- */
+
+/*
+ * §3.3.8 path rules: not empty, relative, no empty, "." or ".."
+ * component.  The components are split in place (buf is a copy).
+ */
+static bool path_valid(const char *p)
+{
+	const char *c = p;
+
+	if (!*p || *p == '/')
+		return false;
+	for (;;) {
+		const char *e = strchr(c, '/');
+		size_t n = e ? (size_t)(e - c) : strlen(c);
+
+		if (n == 0 || (n == 1 && c[0] == '.') ||
+		    (n == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+		if (!e)
+			return true;
+		c = e + 1;
+	}
+}
+
+static char *bytes_dup(const struct csi_bytes *b)
+{
+	char *s = malloc(b->len + 1);
+
+	if (!s)
+		return NULL;
+	if (b->len)
+		memcpy(s, b->p, b->len);
+	s[b->len] = '\0';
+	return s;
+}
+
+static uint32_t lookup_walk(struct csi_service *svc, uint64_t dir, char *path,
+			    struct dstore_attr *at)
+{
+	char *c = path, *e;
+	int rc;
+
+	for (;;) {
+		e = strchr(c, '/');
+		if (e)
+			*e = '\0';
+		rc = dstore_lookup(svc->ds, dir, c, at);
+		if (rc == -ENOENT || rc == -ENOTDIR)
+			return CSI_ERR_NOENT;
+		if (rc)
+			return CSI_ERR_IO;
+		if (!e)
+			return at->type == DSTORE_REG ? CSI_OK : CSI_ERR_INVAL;
+		/* symbolic links are not followed (§7.1) */
+		if (at->type != DSTORE_DIR)
+			return at->type == DSTORE_SYMLINK ? CSI_ERR_INVAL :
+							     CSI_ERR_NOENT;
+		dir = at->ino;
+		c = e + 1;
+	}
+}
+
+int svc_lookup(struct csi_service *svc, struct sc_rpc_request *rq,
+	       const struct host_ref *hr)
+{
+	const struct csi_lookup_args *a = rq->args;
+	struct csi_lookup_res *r = rq->res;
+	char *exp = bytes_dup(&a->export_path), *path = bytes_dup(&a->path);
+	struct dstore_attr at;
+	uint64_t root = 0;
+	int rc;
+
+	if (!exp || !path) {
+		free(exp);
+		free(path);
+		return -ENOMEM;
+	}
+	if (!*exp || strlen(exp) != a->export_path.len ||
+	    strlen(path) != a->path.len || !path_valid(path)) {
+		r->status = CSI_ERR_INVAL;
+		goto out;
+	}
+	rc = svc->hooks.export_root ?
+	     svc->hooks.export_root(svc->hooks.ctx, exp, rq->peer, &root) :
+	     -ENOENT;
+	r->status = rc == -EACCES ? CSI_ERR_ACCESS :
+		    rc ? CSI_ERR_NOENT : lookup_walk(svc, root, path, &at);
+	if (r->status == CSI_OK)
+		svc_to_fileattr(&at, &r->attr);
+out:
+	free(exp);
+	free(path);
+	if (r->status == CSI_OK && svc_relock(svc, hr)) {
+		svc_used_mark(svc, hr->h, at.ino);
+		pthread_mutex_unlock(&svc->lock);
+	}
+	return 0;
+}
+
+/* ---- GET_HASHES ---- */
+
+int svc_gethashes(struct csi_service *svc, struct sc_rpc_request *rq,
+		  const struct host_ref *hr)
+{
+	const struct csi_gethashes_args *a = rq->args;
+	struct csi_gethashes_res *r = rq->res;
+	struct range_hashes rh;
+	uint32_t i, n, st;
+
+	if (!(hr->h->features & CSI_FEAT_READ_HASH))
+		st = CSI_ERR_NOTSUPP;
+	else if (a->count > svc->cfg.max_blocks)
+		st = CSI_ERR_TOO_BIG;
+	else if (!svc_range_ok(svc, a->lbn, a->count))
+		st = CSI_ERR_INVAL;
+	else
+		st = svc_access_check(svc, rq, false);
+	if (st != CSI_OK) {
+		r->status = st;
+		return 0;
+	}
+	if (range_hashes_alloc(rq, a->count, &rh))
+		return -ENOMEM;
+	if (a->count) {
+		r->blocks = sc_rpc_req_alloc(rq, a->count * sizeof(*r->blocks));
+		if (!r->blocks)
+			return -ENOMEM;
+	}
+	/* hashes and attributes from one snapshot agree by construction */
+	st = range_hashes(svc, a->file, a->lbn, a->count, &rh);
+	if (st != CSI_OK) {
+		r->status = st;
+		return 0;
+	}
+	n = blocks_in_reply(svc, rh.attr.size, a->lbn, a->count);
+	for (i = 0; i < n; i++) {
+		r->blocks[i].kind = rh.mapped[i] ? CSI_HK_HASH : CSI_HK_HOLE;
+		if (rh.mapped[i])
+			r->blocks[i].hash = rh.h[i];
+		else
+			memset(&r->blocks[i].hash, 0, sizeof(r->blocks[i].hash));
+	}
+	r->status = CSI_OK;
+	svc_to_fileattr(&rh.attr, &r->attr);
+	r->nblocks = n;
+	if (svc_relock(svc, hr)) {
+		count(svc, hr->h, C_GH_BLOCKS, n);
+		svc_used_mark(svc, hr->h, a->file);
+		pthread_mutex_unlock(&svc->lock);
+	}
+	return 0;
+}
+
+/* ---- READ ---- */
+
+#define READ_FLAGS_KNOWN (CSI_READ_WANT_DATA | CSI_READ_FORCE_DATA | \
+			  CSI_READ_ACCEPT_DELEG | CSI_READ_ACCEPT_PUSH)
+
+static uint32_t read_flags_check(const struct svc_host *h, uint32_t flags)
+{
+	if (flags & ~READ_FLAGS_KNOWN)
+		return CSI_ERR_INVAL;
+	if ((flags & CSI_READ_FORCE_DATA) && !(flags & CSI_READ_WANT_DATA))
+		return CSI_ERR_INVAL;
+	if (!(flags & CSI_READ_WANT_DATA) &&
+	    !(h->features & CSI_FEAT_READ_HASH))
+		return CSI_ERR_NOTSUPP;
+	if ((flags & CSI_READ_ACCEPT_DELEG) && !(h->features & CSI_FEAT_COOP))
+		return CSI_ERR_NOTSUPP;
+	if ((flags & CSI_READ_ACCEPT_PUSH) && !(h->features & CSI_FEAT_PUSH))
+		return CSI_ERR_NOTSUPP;
+	return CSI_OK;
+}
+
+/* Most holders of one content considered for a delegation. */
+#define DELEG_CANDIDATES 8
+
+/*
+ * §7.3 rule 4: a live peer that holds h and serves peer reads, with a
+ * fresh token for the requester; false if there is none.  Lock held.
+ */
+static bool delegate(struct csi_service *svc, const struct host_ref *hr,
+		     const struct sc_hash *h, uint64_t now,
+		     struct csi_read_block *b)
+{
+	uint16_t cand[DELEG_CANDIDATES];
+	struct sc_peer_token_fields f;
+	unsigned int k, i, first;
+	struct svc_host *p;
+
+	k = sc_tracker_holders(svc->tracker, h, hr->slot, cand,
+			       DELEG_CANDIDATES);
+	first = k ? sc_prng_below(&svc->pick, k) : 0;
+	for (i = 0; i < k; i++) {
+		p = &svc->hosts[cand[(first + i) % k] - 1];
+		if (!p->id || !(p->features & CSI_FEAT_COOP) ||
+		    p->peer.family == CSI_AF_NONE ||
+		    svc_lease_lapsed(svc, p, now))
+			continue;
+		f.hash = *h;
+		f.requester = hr->id;
+		f.serving = p->id;
+		f.epoch = svc->epoch;
+		f.expiry = svc_now_unix(svc) + svc->cfg.token_seconds;
+		if (sc_peer_token_mac(p->token_mac, &f, b->token.mac))
+			return false;
+		b->kind = CSI_RK_DELEGATED;
+		b->peer_host = p->id;
+		b->peer = p->peer;
+		b->token.expiry = f.expiry;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The kind of every block of a READ (§7.3's rules, in order), from the
+ * hashes and the tracker; delegations get their peer and token.  Lock
+ * held.
+ */
+static void read_kinds(struct csi_service *svc, const struct csi_read_args *a,
+		       const struct host_ref *hr, const struct range_hashes *rh,
+		       struct csi_read_block *b, uint32_t n)
+{
+	bool want = a->flags & CSI_READ_WANT_DATA;
+	bool force = a->flags & CSI_READ_FORCE_DATA;
+	bool deleg = a->flags & CSI_READ_ACCEPT_DELEG;
+	bool tracker = hr->h->features & CSI_FEAT_TRACKER;
+	uint64_t now = svc_now_ms(svc);
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		memset(&b[i], 0, sizeof(b[i]));
+		if (!rh->mapped[i]) {
+			b[i].kind = CSI_RK_HOLE;
+			continue;
+		}
+		b[i].hash = rh->h[i];
+		if (!want || (!force && tracker &&
+			      sc_tracker_holds(svc->tracker, hr->slot,
+					       &b[i].hash))) {
+			b[i].kind = CSI_RK_HASH;
+			continue;
+		}
+		if (force || !deleg ||
+		    !delegate(svc, hr, &b[i].hash, now, &b[i]))
+			b[i].kind = CSI_RK_DATA;
+		/*
+		 * Held from now on (§5.2), not from when the reply is out:
+		 * a block of the same content later in this reply, or in a
+		 * call of another VM of the host racing this one, is then
+		 * answered by hash, and the host waits for this copy instead
+		 * of fetching a second.  Should this reply fail, the host
+		 * only pays a FORCE_DATA round trip.
+		 */
+		svc_note_held(svc, hr, &b[i].hash);
+	}
+}
+
+/* The data of each run of DATA blocks, in one store read per run. */
+static int read_data(struct csi_service *svc, const struct csi_read_args *a,
+		     struct csi_read_block *b, uint32_t n, uint8_t *data)
+{
+	uint32_t bs = svc->block_size, i, j, k;
+	bool eof;
+	ssize_t got;
+
+	for (i = 0; i < n; i = j) {
+		for (j = i; j < n && b[j].kind == CSI_RK_DATA; j++)
+			;
+		if (j == i) {
+			j++;
+			continue;
+		}
+		got = dstore_read(svc->ds, a->file, (a->lbn + i) * bs,
+				  data + (size_t)i * bs, (size_t)(j - i) * bs,
+				  &eof);
+		if (got < 0)
+			return (int)got;
+		for (k = i; k < j; k++) {
+			size_t at = (size_t)(k - i) * bs;
+
+			b[k].data.p = data + (size_t)k * bs;
+			b[k].data.len = (size_t)got <= at ? 0 :
+					(uint32_t)((size_t)got - at < bs ?
+						   (size_t)got - at : bs);
+		}
+	}
+	return 0;
+}
+
+/* A candidate push: (ino, lbn) holds the content of reply block blk. */
+struct push_cand {
+	uint64_t ino;
+	uint64_t lbn;
+	uint32_t blk;
+	uint32_t shared;	/* holders of that content found */
+};
+
+struct push_collect {
+	struct csi_service *svc;
+	const struct svc_host *h;
+	uint64_t self;		/* the call's own file: its attrs are in it */
+	struct push_cand *c;
+	uint32_t n, cap, blk, found;
+};
+
+static int push_collect_one(void *ctx, uint64_t ino, uint64_t lbn)
+{
+	struct push_collect *pc = ctx;
+
+	pc->found++;
+	if (ino == pc->self || !svc_used_has(pc->h, ino) || pc->n == pc->cap)
+		return 0;
+	pc->c[pc->n].ino = ino;
+	pc->c[pc->n].lbn = lbn;
+	pc->c[pc->n].blk = pc->blk;
+	pc->n++;
+	return 0;
+}
+
+/* Widely shared content first, then by file and block (runs). */
+static int push_cand_cmp(const void *x, const void *y)
+{
+	const struct push_cand *a = x, *b = y;
+
+	if (a->shared != b->shared)
+		return a->shared > b->shared ? -1 : 1;
+	if (a->ino != b->ino)
+		return a->ino < b->ino ? -1 : 1;
+	return a->lbn < b->lbn ? -1 : a->lbn > b->lbn;
+}
+
+static int push_file_cmp(const void *x, const void *y)
+{
+	const struct push_cand *a = x, *b = y;
+
+	if (a->ino != b->ino)
+		return a->ino < b->ino ? -1 : 1;
+	return a->lbn < b->lbn ? -1 : a->lbn > b->lbn;
+}
+
+/* Holders looked up per content of the reply. */
+#define PUSH_HOLDERS_PER_CONTENT 64
+
+/*
+ * SS-Push (§7.3 "Pushed entries"): other blocks of files this host uses
+ * that hold the contents of this reply, widely shared content first, each
+ * confirmed with its file's change id from one store snapshot.  Lock
+ * held (the used set); store reads only.
+ */
+static int read_pushes(struct csi_service *svc, struct sc_rpc_request *rq,
+		       const struct host_ref *hr)
+{
+	const struct csi_read_args *a = rq->args;
+	struct csi_read_res *r = rq->res;
+	uint32_t max = svc->cfg.max_push, i, j, k, run, from;
+	struct push_collect pc = { svc, hr->h, a->file, NULL, 0, 0, 0, 0 };
+	struct sc_hash *h;
+	uint8_t *mapped;
+	struct dstore_attr at;
+
+	if (!max || !r->nblocks)
+		return 0;
+	pc.cap = 4 * max;
+	pc.c = malloc(pc.cap * sizeof(*pc.c));
+	r->pushed = sc_rpc_req_alloc(rq, max * sizeof(*r->pushed));
+	h = sc_rpc_req_alloc(rq, CSI_MAX_BLOCKS * sizeof(*h));
+	mapped = sc_rpc_req_alloc(rq, CSI_MAX_BLOCKS);
+	if (!pc.c || !r->pushed || !h || !mapped) {
+		free(pc.c);
+		return -ENOMEM;
+	}
+	for (i = 0; i < r->nblocks && pc.n < pc.cap; i++) {
+		if (r->blocks[i].kind == CSI_RK_HOLE)
+			continue;
+		from = pc.n;
+		pc.blk = i;
+		pc.found = 0;
+		dstore_csimap_lookup(svc->ds, &r->blocks[i].hash,
+				     PUSH_HOLDERS_PER_CONTENT, push_collect_one,
+				     &pc);
+		for (k = from; k < pc.n; k++)
+			pc.c[k].shared = pc.found;
+	}
+	qsort(pc.c, pc.n, sizeof(*pc.c), push_cand_cmp);
+	if (pc.n > max)
+		pc.n = max;
+	qsort(pc.c, pc.n, sizeof(*pc.c), push_file_cmp);
+	/* confirm each run of blocks of one file from one snapshot */
+	for (i = 0; i < pc.n; i = j) {
+		for (j = i + 1; j < pc.n && pc.c[j].ino == pc.c[i].ino &&
+		     pc.c[j].lbn - pc.c[i].lbn < CSI_MAX_BLOCKS; j++)
+			;
+		run = (uint32_t)(pc.c[j - 1].lbn - pc.c[i].lbn + 1);
+		if (dstore_block_hashes(svc->ds, pc.c[i].ino, pc.c[i].lbn, run,
+					h, mapped, &at))
+			continue;
+		for (k = i; k < j; k++) {
+			uint32_t o = (uint32_t)(pc.c[k].lbn - pc.c[i].lbn);
+			const struct sc_hash *want =
+				&r->blocks[pc.c[k].blk].hash;
+			struct csi_push_entry *e = &r->pushed[r->npushed];
+
+			if (!mapped[o] || !sc_hash_eq(&h[o], want))
+				continue;	/* changed since the lookup */
+			e->file = pc.c[k].ino;
+			e->lbn = pc.c[k].lbn;
+			e->change = at.change;
+			e->hash = h[o];
+			r->npushed++;
+		}
+	}
+	free(pc.c);
+	count(svc, hr->h, C_PUSH_ENTRIES, r->npushed);
+	return 0;
+}
+
+/* The counters of a READ's answers.  Lock held. */
+static void read_account(struct csi_service *svc, const struct host_ref *hr,
+			 bool want, const struct csi_read_res *r)
+{
+	struct svc_host *peer;
+	uint32_t i;
+
+	for (i = 0; i < r->nblocks; i++) {
+		const struct csi_read_block *b = &r->blocks[i];
+
+		switch (b->kind) {
+		case CSI_RK_HOLE:
+			count(svc, hr->h, C_READ_HOLES, 1);
+			break;
+		case CSI_RK_HASH:
+			count(svc, hr->h, want ? C_READ_HASH_ONLY :
+						 C_READ_PROBE_BLOCKS, 1);
+			break;
+		case CSI_RK_DELEGATED:
+			count(svc, hr->h, C_READ_DELEGATED, 1);
+			peer = svc_host_by_id(svc, b->peer_host);
+			if (peer)
+				count(svc, peer, C_DELEG_TARGETED, 1);
+			break;
+		case CSI_RK_DATA:
+			count(svc, hr->h, C_READ_DATA_BLOCKS, 1);
+			count(svc, hr->h, C_READ_DATA_BYTES, b->data.len);
+			break;
+		}
+	}
+}
+
+int svc_read(struct csi_service *svc, struct sc_rpc_request *rq,
+	     const struct host_ref *hr)
+{
+	const struct csi_read_args *a = rq->args;
+	struct csi_read_res *r = rq->res;
+	bool want = a->flags & CSI_READ_WANT_DATA;
+	struct range_hashes rh;
+	struct dstore_attr a1;
+	uint8_t *data = NULL;
+	uint32_t n = 0, st;
+	int tries, rc = 0;
+
+	st = read_flags_check(hr->h, a->flags);
+	if (st == CSI_OK && a->count > svc->cfg.max_blocks)
+		st = CSI_ERR_TOO_BIG;
+	if (st == CSI_OK && !svc_range_ok(svc, a->lbn, a->count))
+		st = CSI_ERR_INVAL;
+	if (st == CSI_OK)
+		st = svc_access_check(svc, rq, false);
+	if (st != CSI_OK) {
+		r->status = st;
+		return 0;
+	}
+	if (a->count) {
+		r->blocks = sc_rpc_req_alloc(rq, a->count * sizeof(*r->blocks));
+		if (want)
+			data = sc_rpc_req_alloc(rq, (size_t)a->count *
+						    svc->block_size);
+		if (!r->blocks || (want && !data))
+			return -ENOMEM;
+	}
+	if (range_hashes_alloc(rq, a->count, &rh))
+		return -ENOMEM;
+	/* data is read after the hashes: a write in between is retried */
+	for (tries = 0; tries < SVC_STABLE_TRIES; tries++) {
+		st = range_hashes(svc, a->file, a->lbn, a->count, &rh);
+		if (st != CSI_OK) {
+			r->status = st;
+			return 0;
+		}
+		n = blocks_in_reply(svc, rh.attr.size, a->lbn, a->count);
+		if (!svc_relock(svc, hr)) {
+			r->status = CSI_ERR_UNKNOWN_HOST;
+			return 0;
+		}
+		read_kinds(svc, a, hr, &rh, r->blocks, n);
+		pthread_mutex_unlock(&svc->lock);
+		rc = read_data(svc, a, r->blocks, n, data);
+		st = svc_file_attr(svc, a->file, &a1);
+		if (st != CSI_OK) {
+			r->status = st;
+			return 0;
+		}
+		if (same_state(&rh.attr, &a1))
+			break;
+	}
+	if (tries == SVC_STABLE_TRIES) {
+		r->status = CSI_ERR_BUSY;	/* the file keeps changing */
+		return 0;
+	}
+	if (rc) {
+		r->status = CSI_ERR_IO;
+		return 0;
+	}
+	r->status = CSI_OK;
+	svc_to_fileattr(&rh.attr, &r->attr);
+	r->nblocks = n;
+	if (!svc_relock(svc, hr)) {
+		/* its tracker state is gone: nothing to record */
+		return 0;
+	}
+	read_account(svc, hr, want, r);
+	svc_used_mark(svc, hr->h, a->file);
+	if (a->flags & CSI_READ_ACCEPT_PUSH)
+		rc = read_pushes(svc, rq, hr);
+	pthread_mutex_unlock(&svc->lock);
+	return rc;
+}
