@@ -202,7 +202,11 @@ struct scfs_transport_stats {
 
 void scfs_transport_get_stats(struct scfs_transport *t,
 			      struct scfs_transport_stats *st);
-/* Stops the peer server, closes connections, fails calls in flight. */
+/*
+ * Stops the peer server, fails the CSI calls waiting and waits for them
+ * to return, closes connections.  No peer fetch may run (destroy the host
+ * first).
+ */
 void scfs_transport_destroy(struct scfs_transport *t);
 
 /*

@@ -32,6 +32,7 @@
 #include <linux/signal.h>
 #include <linux/slab.h>
 #include <linux/tcp.h>
+#include <linux/wait.h>
 #include <net/sock.h>
 #include <asm/unaligned.h>
 
@@ -451,6 +452,17 @@ static struct scfs_rpc *rpc_create(const struct sockaddr_storage *addr,
 	return rpc;
 }
 
+/* Under the lock: a caller holds it until its last access. */
+static bool rpc_idle(struct scfs_rpc *rpc)
+{
+	bool idle;
+
+	spin_lock(&rpc->lock);
+	idle = !rpc->active;
+	spin_unlock(&rpc->lock);
+	return idle;
+}
+
 /* Fails the calls waiting, waits for every call to return, frees. */
 static void rpc_destroy(struct scfs_rpc *rpc)
 {
@@ -465,7 +477,7 @@ static void rpc_destroy(struct scfs_rpc *rpc)
 	if (cn)
 		conn_fail(cn, -ESHUTDOWN);
 	/* a call still connecting returns by its deadline */
-	wait_event(rpc->idle, !READ_ONCE(rpc->active));
+	wait_event(rpc->idle, rpc_idle(rpc));
 	conn_put(rpc->conn);
 	mutex_destroy(&rpc->connect_lock);
 	kfree(rpc);
@@ -604,6 +616,8 @@ static int rpc_call(struct scfs_rpc *rpc, u32 proc, const void *args,
 	spin_lock(&rpc->lock);
 	if (cn->dead)
 		err = -ECONNRESET;
+	else if (rpc->closing)	/* connected after destroy failed the rest */
+		err = -ESHUTDOWN;
 	else
 		list_add_tail(&c.node, &cn->calls);
 	spin_unlock(&rpc->lock);
