@@ -8,7 +8,7 @@ GEN        := -G Ninja
 LAB_ARGS   ?=
 FUZZ_SECONDS ?= 600
 
-.PHONY: all deps deps-kernel build build-asan test test-unit test-kernel \
+.PHONY: all deps deps-kernel deps-test build build-asan test test-unit test-kernel \
 	test-fsal lab bench bench-fsal checkpatch fuzz clean help sim-plots
 
 all: build
@@ -39,6 +39,12 @@ deps:
 deps-kernel:
 	@scripts/install-deps kernel
 
+# Everything a test uses (gnuplot, debootstrap, e2fsprogs, QEMU, clang, ...):
+# no test is skipped for a missing tool, and the check system_headers_packaged
+# holds the list to every header the build reads.
+deps-test:
+	@scripts/install-deps test
+
 build: deps
 	@cmake -S . -B $(BUILD) $(GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@cmake --build $(BUILD)
@@ -50,12 +56,11 @@ build-asan: deps
 
 # The sanitizer run first, the full run (unit, protocol, kernel, fsal) last:
 # its summary is the closing line.
-test: deps-kernel build build-asan
-	@scripts/install-deps fuzz
+test: deps-test build build-asan
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure
 	ctest --test-dir $(BUILD) --output-on-failure
 
-test-unit: build build-asan
+test-unit: deps-test build build-asan
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure
 	ctest --test-dir $(BUILD) --output-on-failure -L unit
 

@@ -32,6 +32,7 @@
 
 #include "csi_test_store.h"
 #include "service.h"
+#include "worker_check.h"
 
 #define BS 4096u
 #define CLONE_BLOCKS 256u		/* 1 MiB */
@@ -1551,18 +1552,12 @@ struct racer {
 	unsigned int id;
 	uint64_t file;			/* its own file */
 	uint8_t model[RACE_FILE_BLOCKS * BS];	/* what it must hold */
-	_Atomic unsigned int *errors;
 };
 
-#define RACE_CHECK(r, cond, ...)					\
-	do {								\
-		if (!(cond)) {						\
-			fprintf(stderr, "racer %u: ", (r)->id);		\
-			fprintf(stderr, __VA_ARGS__);			\
-			fputc('\n', stderr);				\
-			atomic_fetch_add((r)->errors, 1);		\
-		}							\
-	} while (0)
+/* A racer's check, recorded for the test's thread (worker_check.h). */
+#define RACE_CHECK(r, cond, fmt, ...)					\
+	worker_check((cond), __FILE__, __LINE__, "racer %u: " fmt, (r)->id, \
+		     __VA_ARGS__)
 
 static struct reg racer_hello(struct racer *r, struct sc_rpc_client *c)
 {
@@ -1601,10 +1596,8 @@ static void *racer_main(void *arg)
 	struct reg g;
 
 	co.port = sc_rpc_server_port(r->e->srv);
-	if (sc_rpc_client_open(&co, &c) || !hs) {
-		atomic_fetch_add(r->errors, 1);
+	if (!WCHECK_EQ(sc_rpc_client_open(&co, &c), 0) || !WCHECK(hs))
 		return NULL;
-	}
 	sc_prng_seed(&rng, 77 + r->id);
 	g = racer_hello(r, c);
 	for (int round = 0; round < RACE_ROUNDS; round++) {
@@ -1693,7 +1686,7 @@ static void *racer_main(void *arg)
 			struct csi_stats_res res;
 
 			if (sc_rpc_call(c, CSI_PROC_STATS, &a, &res, &rep))
-				RACE_CHECK(r, 0, "STATS failed");
+				RACE_CHECK(r, 0, "STATS: %s", "no reply");
 			else
 				RACE_CHECK(r, res.status == CSI_OK, "STATS %u",
 					   res.status);
@@ -1715,7 +1708,6 @@ static void test_workers_race(void **state)
 	struct csi_service_config cfg;
 	struct racer *r = calloc(RACE_HOSTS, sizeof(*r));
 	pthread_t t[RACE_HOSTS];
-	_Atomic unsigned int errors = 0;
 	struct env e;
 	char name[16];
 
@@ -1727,14 +1719,13 @@ static void test_workers_race(void **state)
 		snprintf(name, sizeof(name), "race%u", i);
 		r[i].e = &e;
 		r[i].id = i;
-		r[i].errors = &errors;
 		r[i].file = make_file(name, NULL, 0, 0);
 		assert_int_equal(pthread_create(&t[i], NULL, racer_main, &r[i]),
 				 0);
 	}
 	for (unsigned int i = 0; i < RACE_HOSTS; i++)
-		pthread_join(t[i], NULL);
-	assert_int_equal(atomic_load(&errors), 0);
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+	worker_checks_passed();
 	for (unsigned int i = 0; i < RACE_HOSTS; i++) {
 		uint8_t got[RACE_FILE_BLOCKS * BS];
 		bool eof;

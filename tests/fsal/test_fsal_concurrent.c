@@ -147,8 +147,6 @@ static void test_store_consistent(void **state)
 	int rc;
 
 	(void)state;
-	if (!nh_is_dedup())
-		skip();
 	nh_umount(v3);
 	/* stops the server for fsck and starts it again */
 	rc = nh_seacachectl_run("fsck", &out);
@@ -195,6 +193,9 @@ int main(void)
 		cmocka_unit_test(test_concurrent_clients),
 		cmocka_unit_test(test_store_consistent),
 	};
+	/* FSAL_VFS has no store to check: its run leaves the last test out */
+	size_t n = nh_is_dedup() ? 2 : 1;
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return _cmocka_run_group_tests("fsal_concurrent", tests, n, setup,
+				       teardown);
 }

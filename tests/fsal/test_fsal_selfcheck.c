@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The harness's own checks (FSAL_VFS only), run by CTest:
- *   fail     exit 1                               (ganesha-run passes it on)
+ *   fail     exit 3, a status of its own          (ganesha-run passes it on)
  *   die      kill -9 ganesha behind the harness's back, exit 0
  *                                                 (ganesha-run must fail)
  *   corrupt  write a file, change one byte of it in the exported directory
@@ -57,8 +57,10 @@ int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
 
-	if (!strcmp(mode, "fail"))
-		return 1;
+	if (!strcmp(mode, "fail")) {
+		printf("selfcheck: failing on purpose, status 3\n");
+		return 3;
+	}
 	if (!strcmp(mode, "die")) {
 		char *out = NULL;
 		char *argv2[] = { (char *)nh_env("GANESHA_CTL"), "pid", NULL };

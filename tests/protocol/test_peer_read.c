@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -28,6 +27,7 @@
 #include "seacache/peer_client.h"
 #include "seacache/peer_server.h"
 #include "seacache/rpc_transport.h"
+#include "worker_check.h"
 
 #define BS 4096u
 #define SERVING 9u
@@ -419,10 +419,8 @@ static void test_ipv6(void **state)
 	uint8_t out[BS];
 
 	if (sc_peer_server_start("::1", 0, BS, cache_get, &fx->cache,
-				 &srv6)) {
-		skip();
-		return;
-	}
+				 &srv6))
+		fail_msg("cannot serve on ::1: this machine needs IPv6 loopback");
 	sc_peer_server_set_clock(srv6, fixed_now, NULL);
 	assert_int_equal(sc_peer_server_set_identity(srv6, SERVING, EPOCH,
 						     secret_s), 0);
@@ -455,7 +453,7 @@ static int liar_handle(void *ctx, struct sc_rpc_request *rq)
 
 static void *liar_main(void *arg)
 {
-	assert_int_equal(sc_rpc_server_run(arg), 0);
+	WCHECK_EQ(sc_rpc_server_run(arg), 0);
 	return NULL;
 }
 
@@ -504,16 +502,9 @@ static void test_lying_peer(void **state)
 
 	sc_rpc_server_stop(srv);
 	assert_int_equal(pthread_join(t, NULL), 0);
+	worker_checks_passed();
 	sc_rpc_server_free(srv);
 	free(l);
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void *hang_up_main(void *arg)
@@ -527,7 +518,8 @@ static void *hang_up_main(void *arg)
 
 /*
  * A port nobody listens on, one where nobody answers and one that hangs
- * up: errors, no hang.
+ * up: each its own error (a hang is the test's timeout; no clock is read,
+ * so a slow machine cannot fail it).
  */
 static void test_dead_peers(void **state)
 {
@@ -538,14 +530,11 @@ static void test_dead_peers(void **state)
 	struct csi_peer_read_args a = good_args(&fx->cache.h[0]);
 	uint8_t out[BS];
 	pthread_t t;
-	int64_t t0;
 	int fd, err;
 
 	/* The peer server's own port once it stopped. */
 	assert_int_equal(sc_peer_server_stop(fx->srv), 0);
-	t0 = now_ms();
 	assert_int_equal(fetch(fx->port, &a, 0, out), -ECONNREFUSED);
-	assert_true(now_ms() - t0 < 500);
 
 	/* Listening, never accepting: the connect succeeds, the call not. */
 	fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -553,10 +542,8 @@ static void test_dead_peers(void **state)
 	assert_int_equal(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
 	assert_int_equal(listen(fd, 4), 0);
 	assert_int_equal(getsockname(fd, (struct sockaddr *)&sin, &sl), 0);
-	t0 = now_ms();
 	err = fetch(ntohs(sin.sin_port), &a, 200, out);
 	assert_int_equal(err, -ETIMEDOUT);
-	assert_true(now_ms() - t0 < 1500);
 
 	/* The connection that waited in the backlog goes first. */
 	assert_int_equal(pthread_create(&t, NULL, hang_up_main, &fd), 0);

@@ -30,6 +30,7 @@
 
 #include "seacache/rpc_transport.h"
 #include "test_service.h"
+#include "worker_check.h"
 
 struct running_server {
 	struct sc_rpc_server *srv;
@@ -40,7 +41,7 @@ static void *server_main(void *arg)
 {
 	struct running_server *rs = arg;
 
-	assert_int_equal(sc_rpc_server_run(rs->srv), 0);
+	WCHECK_EQ(sc_rpc_server_run(rs->srv), 0);
 	return NULL;
 }
 
@@ -66,6 +67,7 @@ static void server_stop_stats(struct running_server *rs,
 {
 	sc_rpc_server_stop(rs->srv);
 	assert_int_equal(pthread_join(rs->thread, NULL), 0);
+	worker_checks_passed();
 	if (st)
 		sc_rpc_server_get_stats(rs->srv, st);
 	sc_rpc_server_free(rs->srv);
@@ -162,9 +164,10 @@ static void *caller_main(void *p)
 
 	for (i = 0; i < 300; i++) {
 		read_args(&a, ta->file, i, 1 + i % 16);
-		assert_int_equal(sc_rpc_call(ta->c, CSI_PROC_READ, &a, &r,
-					     &rep), 0);
-		check_read_res(&r, ta->file, i, 1 + i % 16);
+		if (!WCHECK_EQ(sc_rpc_call(ta->c, CSI_PROC_READ, &a, &r, &rep),
+			       0))
+			break;
+		read_res_ok(&r, ta->file, i, 1 + i % 16);
 		sc_rpc_reply_free(rep);
 	}
 	return NULL;
@@ -188,7 +191,8 @@ static void threads_share_client(unsigned int workers)
 						&ta[i]), 0);
 	}
 	for (i = 0; i < 4; i++)
-		pthread_join(t[i], NULL);
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+	worker_checks_passed();
 	sc_rpc_client_close(ta[0].c);
 	server_stop(&rs);
 }

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "test_service.h"
+#include "worker_check.h"
 
 /* Block lbn of file f: bytes derived from both, so misrouting shows. */
 uint8_t pattern_byte(uint64_t f, uint64_t lbn, uint32_t i)
@@ -62,23 +63,34 @@ int test_handle(void *ctx, struct sc_rpc_request *rq)
 
 const struct sc_rpc_service test_svc = { CSI_PROG, test_handle, NULL };
 
-void check_read_res(const struct csi_read_res *r, uint64_t file,
-			   uint64_t lbn, uint32_t count)
+bool read_res_ok(const struct csi_read_res *r, uint64_t file, uint64_t lbn,
+		 uint32_t count)
 {
 	uint32_t i, j;
 
-	assert_int_equal(r->status, CSI_OK);
-	assert_int_equal(r->nblocks, count);
-	assert_int_equal(r->attr.file, file);
+	if (!WCHECK_EQ(r->status, CSI_OK) || !WCHECK_EQ(r->nblocks, count) ||
+	    !WCHECK_EQ(r->attr.file, file))
+		return false;
 	for (i = 0; i < count; i++) {
-		assert_int_equal(r->blocks[i].kind, CSI_RK_DATA);
-		assert_int_equal(r->blocks[i].data.len, BS);
+		if (!WCHECK_EQ(r->blocks[i].kind, CSI_RK_DATA) ||
+		    !WCHECK_EQ(r->blocks[i].data.len, BS))
+			return false;
 		for (j = 0; j < BS; j++)
-			if (r->blocks[i].data.p[j] !=
-			    pattern_byte(file, lbn + i, j))
-				fail_msg("file %llu block %llu byte %u wrong",
-					 (unsigned long long)file,
-					 (unsigned long long)(lbn + i), j);
+			if (!worker_check(r->blocks[i].data.p[j] ==
+					  pattern_byte(file, lbn + i, j),
+					  __FILE__, __LINE__,
+					  "file %llu block %llu byte %u wrong",
+					  (unsigned long long)file,
+					  (unsigned long long)(lbn + i), j))
+				return false;
 	}
+	return true;
+}
+
+void check_read_res(const struct csi_read_res *r, uint64_t file,
+		    uint64_t lbn, uint32_t count)
+{
+	read_res_ok(r, file, lbn, count);
+	worker_checks_passed();
 }
 

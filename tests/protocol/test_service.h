@@ -14,7 +14,14 @@ uint8_t pattern_byte(uint64_t f, uint64_t lbn, uint32_t i);
  */
 int test_handle(void *ctx, struct sc_rpc_request *rq);
 extern const struct sc_rpc_service test_svc;
-/* cmocka-fails unless r is what test_handle answers for (file, lbn, count). */
+/*
+ * Whether r is what test_handle answers for (file, lbn, count); a mismatch
+ * is recorded as a failed worker check (tests/common/worker_check.h), so
+ * worker threads may call it.  check_read_res: the same on the test's
+ * thread, cmocka-failing at once.
+ */
+bool read_res_ok(const struct csi_read_res *r, uint64_t file, uint64_t lbn,
+		 uint32_t count);
 void check_read_res(const struct csi_read_res *r, uint64_t file, uint64_t lbn,
 		    uint32_t count);
 

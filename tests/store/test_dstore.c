@@ -22,6 +22,7 @@
 
 #include "dstore.h"
 #include "dstore_int.h"
+#include "worker_check.h"
 
 #define BS 4096u
 
@@ -627,13 +628,16 @@ static void *writer_main(void *arg)
 	struct writer *w = arg;
 	uint8_t *b = malloc(16 * BS);
 
+	if (!WCHECK(b))
+		return NULL;
 	for (int round = 0; round < 8; round++) {
 		fill(b, 16 * BS, (uint64_t)w->id * 100 + round);
 		if (round % 2)	/* half the rounds: content every thread writes */
 			fill(b, 16 * BS, 4242 + round);
-		assert_int_equal(dstore_write(w->f->ds, w->ino, round * 16 * BS,
-					      b, 16 * BS, round == 7, NULL),
-				 16 * BS);
+		if (!WCHECK_EQ(dstore_write(w->f->ds, w->ino, round * 16 * BS,
+					    b, 16 * BS, round == 7, NULL),
+			       16 * BS))
+			break;
 	}
 	free(b);
 	return NULL;
@@ -653,7 +657,8 @@ static void test_concurrent_writers(void **state)
 		assert_int_equal(pthread_create(&t[i], NULL, writer_main, &w[i]), 0);
 	}
 	for (int i = 0; i < 4; i++)
-		pthread_join(t[i], NULL);
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+	worker_checks_passed();
 	for (int i = 0; i < 4; i++) {
 		for (int round = 0; round < 8; round++) {
 			fill(b, 16 * BS, round % 2 ? 4242u + (unsigned int)round :
@@ -748,9 +753,10 @@ static void *nfs_writer_main(void *arg)
 
 	for (int i = 0; i < 64; i++) {
 		fill(b, BS, 1000 + (uint64_t)i);
-		assert_int_equal(dstore_write(w->f->ds, w->ino,
-					      (uint64_t)(i % 8) * BS, b, BS,
-					      false, &a), BS);
+		if (!WCHECK_EQ(dstore_write(w->f->ds, w->ino,
+					    (uint64_t)(i % 8) * BS, b, BS,
+					    false, &a), BS))
+			break;
 		w->changes[i] = a.change;
 	}
 	return NULL;
@@ -778,7 +784,8 @@ static void test_write_blocks_exclusive(void **state)
 		pre_c[i] = pre.change;
 		post_c[i] = post.change;
 	}
-	pthread_join(t, NULL);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	worker_checks_passed();
 	for (int i = 0; i < 64; i++)
 		for (int k = 0; k < 64; k++)
 			assert_false(w.changes[k] > pre_c[i] &&

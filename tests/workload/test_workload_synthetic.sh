@@ -19,13 +19,13 @@
 #   - the same seed gives the same images and storms byte for byte, another
 #     seed other ones.
 # usage: test_workload_synthetic.sh SEACACHE-WORKLOAD BOOT-FILES
-# Exit 77 (skipped) without e2fsprogs.
+# Fails without e2fsprogs (scripts/install-deps lab).
 set -eu
 wl=$1
 boot_files=$2
 PATH=$PATH:/usr/sbin:/sbin
 for t in debugfs dumpe2fs e2fsck sha256sum split; do
-	command -v $t >/dev/null || { echo "$t missing: skipped (scripts/install-deps lab)"; exit 77; }
+	command -v $t >/dev/null || { echo "FAIL: $t missing (scripts/install-deps lab)"; exit 1; }
 done
 # KEEP=DIR keeps the scratch files there, for a look after a failure.
 dir=${KEEP:-$(mktemp -d)}
