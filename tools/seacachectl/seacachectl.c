@@ -5,6 +5,8 @@
  *   seacachectl stats STORE [--json]      space, dedup and write counters
  *   seacachectl stats --server HOST:PORT [--json|--prometheus]
  *                                         a running CSI service's counters
+ *   seacachectl stats --mount DIR [--json|--prometheus]
+ *                                         a seacache.ko mount's statistics
  *   seacachectl fsck STORE [--repair] [--json]
  *   seacachectl gc STORE [--json]         reclaim dead chunks now
  *
@@ -12,12 +14,16 @@
  * the store to themselves (stop ganesha.nfsd first; a running server
  * reclaims by itself every Housekeeping_Interval).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <seacache/csi_codec.h>
 #include <seacache/rpc_transport.h>
@@ -30,11 +36,15 @@
 #define EXIT_PROBLEMS 4
 #define EXIT_OPERATIONAL 8
 
+/* seacache.ko's file system type (client-module/super.c) */
+#define SEACACHE_FSTYPE "seacache"
+
 static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: seacachectl COMMAND STORE [options]\n"
 		"       seacachectl stats --server HOST:PORT [--json|--prometheus]\n"
+		"       seacachectl stats --mount DIR [--json|--prometheus]\n"
 		"\n"
 		"commands:\n"
 		"  stats STORE        logical and physical bytes, dedup ratio, chunks,\n"
@@ -43,6 +53,8 @@ static void usage(FILE *out)
 		"  stats --server HOST:PORT\n"
 		"                     the counters of a running CSI service (DEDUP {\n"
 		"                     CSI_Port }), server-wide and per registered host\n"
+		"  stats --mount DIR  the statistics of the seacache.ko mount on DIR\n"
+		"                     (/sys/fs/seacache/MAJOR:MINOR/, one value a file)\n"
 		"  fsck STORE         check every reference count, block map entry,\n"
 		"                     CSI-Map entry and chunk hash; exit status 0 clean,\n"
 		"                     1 problems repaired, 4 problems left, 8 could not run\n"
@@ -50,7 +62,7 @@ static void usage(FILE *out)
 		"\n"
 		"options:\n"
 		"  --json             machine-readable output\n"
-		"  --prometheus       (stats --server) Prometheus text exposition format\n"
+		"  --prometheus       (stats --server/--mount) Prometheus text format\n"
 		"  --repair           (fsck) fix what can be fixed without guessing data\n"
 		"  -h, --help         this text\n"
 		"\n"
@@ -224,50 +236,131 @@ static int cmd_gc(const char *dir, bool json)
 	return EXIT_CLEAN;
 }
 
-/* A counter name as a Prometheus metric name: seacache_csi_read_calls. */
-static void prom_name(const struct csi_bytes *n, char *out, size_t len)
+/*
+ * Counters print from one table whoever gave them, a CSI service's STATS
+ * answer or a mount's sysfs files: human (aligned, byte counts also in
+ * IEC units), JSON, or Prometheus text.
+ */
+
+/* A name with a text value: a Prometheus label, a mount's policy. */
+struct named_text {
+	const char *name;
+	struct csi_bytes value;
+};
+
+static struct csi_bytes str_bytes(const char *s)
 {
-	size_t o = (size_t)snprintf(out, len, "seacache_csi_");
+	return (struct csi_bytes){ .p = (const uint8_t *)s,
+				   .len = (uint32_t)strlen(s) };
+}
 
-	for (uint32_t i = 0; i < n->len && o + 1 < len; i++) {
-		char ch = (char)n->p[i];
+/* s in double quotes, escaped for JSON or for a Prometheus label value. */
+static void put_quoted(struct csi_bytes s, bool json)
+{
+	putchar('"');
+	for (uint32_t i = 0; i < s.len; i++) {
+		unsigned char ch = s.p[i];
 
-		out[o++] = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ?
-			   ch : '_';
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch == '\n')
+			fputs("\\n", stdout);
+		else if (json && ch < 0x20)
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
 	}
-	out[o] = '\0';
+	putchar('"');
+}
+
+static bool counts_bytes(const struct csi_bytes *name)
+{
+	static const char unit[] = "bytes";
+
+	for (uint32_t i = 0; i + sizeof(unit) - 1 <= name->len; i++)
+		if (!memcmp(name->p + i, unit, sizeof(unit) - 1))
+			return true;
+	return false;
 }
 
 static void print_counters(const struct csi_counter *c, uint32_t n,
 			   const char *indent)
 {
-	for (uint32_t i = 0; i < n; i++)
-		printf("%s%-32.*s %" PRIu64 "\n", indent, (int)c[i].name.len,
+	static const char *const iec[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+
+	for (uint32_t i = 0; i < n; i++) {
+		double v = (double)c[i].value / 1024;
+		unsigned int u = 0;
+
+		printf("%s%-32.*s %" PRIu64, indent, (int)c[i].name.len,
 		       (const char *)c[i].name.p, c[i].value);
+		if (counts_bytes(&c[i].name) && c[i].value >= 1024) {
+			for (; v >= 1024 && u + 1 < sizeof(iec) / sizeof(iec[0]); u++)
+				v /= 1024;
+			printf(" (%.1f %s)", v, iec[u]);
+		}
+		putchar('\n');
+	}
+}
+
+static void print_texts(const struct named_text *t, uint32_t n,
+			const char *indent)
+{
+	for (uint32_t i = 0; i < n; i++)
+		printf("%s%-32s %.*s\n", indent, t[i].name, (int)t[i].value.len,
+		       (const char *)t[i].value.p);
 }
 
 static void json_counters(const struct csi_counter *c, uint32_t n)
 {
-	printf("{");
-	for (uint32_t i = 0; i < n; i++)
-		printf("%s\"%.*s\":%" PRIu64, i ? "," : "", (int)c[i].name.len,
-		       (const char *)c[i].name.p, c[i].value);
-	printf("}");
+	putchar('{');
+	for (uint32_t i = 0; i < n; i++) {
+		if (i)
+			putchar(',');
+		put_quoted(c[i].name, true);
+		printf(":%" PRIu64, c[i].value);
+	}
+	putchar('}');
 }
 
-static void prom_counters(const struct csi_counter *c, uint32_t n,
-			  const struct csi_host_stats *h)
+static void json_texts(const struct named_text *t, uint32_t n)
 {
-	char name[128];
-
+	putchar('{');
 	for (uint32_t i = 0; i < n; i++) {
-		prom_name(&c[i].name, name, sizeof(name));
-		if (h)
-			printf("%s{host=\"%" PRIu64 "\",host_name=\"%.*s\"} %" PRIu64 "\n",
-			       name, h->host, (int)h->host_name.len,
-			       (const char *)h->host_name.p, c[i].value);
-		else
-			printf("%s %" PRIu64 "\n", name, c[i].value);
+		if (i)
+			putchar(',');
+		put_quoted(str_bytes(t[i].name), true);
+		putchar(':');
+		put_quoted(t[i].value, true);
+	}
+	putchar('}');
+}
+
+static void prom_labels(const struct named_text *l, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		printf("%s%s=", i ? "," : "{", l[i].name);
+		put_quoted(l[i].value, false);
+	}
+	if (n)
+		putchar('}');
+}
+
+/* One sample per counter, named prefix + the counter's name in [a-z0-9_]. */
+static void prom_counters(const struct csi_counter *c, uint32_t n,
+			  const char *prefix, const struct named_text *labels,
+			  uint32_t nlabels)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		fputs(prefix, stdout);
+		for (uint32_t j = 0; j < c[i].name.len; j++) {
+			char ch = (char)c[i].name.p[j];
+
+			putchar((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ?
+				ch : '_');
+		}
+		prom_labels(labels, nlabels);
+		printf(" %" PRIu64 "\n", c[i].value);
 	}
 }
 
@@ -313,19 +406,27 @@ static int cmd_stats_server(const char *addr, bool json, bool prom)
 		json_counters(r.counters, r.ncounters);
 		printf(",\"hosts\":[");
 		for (uint32_t i = 0; i < r.nhosts; i++) {
-			printf("%s{\"host\":%" PRIu64 ",\"name\":\"%.*s\",\"counters\":",
-			       i ? "," : "", r.hosts[i].host,
-			       (int)r.hosts[i].host_name.len,
-			       (const char *)r.hosts[i].host_name.p);
+			printf("%s{\"host\":%" PRIu64 ",\"name\":", i ? "," : "",
+			       r.hosts[i].host);
+			put_quoted(r.hosts[i].host_name, true);
+			printf(",\"counters\":");
 			json_counters(r.hosts[i].counters, r.hosts[i].ncounters);
 			printf("}");
 		}
 		printf("]}\n");
 	} else if (prom) {
-		prom_counters(r.counters, r.ncounters, NULL);
-		for (uint32_t i = 0; i < r.nhosts; i++)
+		prom_counters(r.counters, r.ncounters, "seacache_csi_", NULL, 0);
+		for (uint32_t i = 0; i < r.nhosts; i++) {
+			struct named_text l[2];
+			char id[24];
+
+			snprintf(id, sizeof(id), "%" PRIu64, r.hosts[i].host);
+			l[0] = (struct named_text){ "host", str_bytes(id) };
+			l[1] = (struct named_text){ "host_name",
+						    r.hosts[i].host_name };
 			prom_counters(r.hosts[i].counters, r.hosts[i].ncounters,
-				      &r.hosts[i]);
+				      "seacache_csi_", l, 2);
+		}
 	} else {
 		printf("CSI service %s, epoch %016" PRIx64 "\n", addr, r.epoch);
 		print_counters(r.counters, r.ncounters, "  ");
@@ -341,18 +442,256 @@ static int cmd_stats_server(const char *addr, bool json, bool prom)
 	return EXIT_CLEAN;
 }
 
+/* ---- stats --mount: a seacache.ko mount's files in sysfs ---------------- */
+
+/*
+ * /proc/self/mountinfo and seacache.ko's sysfs directory, or a test's
+ * fixture tree in their place.
+ */
+static const char *env_or(const char *name, const char *dflt)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : dflt;
+}
+
+/* mountinfo writes space, tab, newline and backslash as \ooo: undo that. */
+static void unescape_octal(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
+		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*o++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 |
+				      (s[3] - '0'));
+			s += 3;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+}
+
+/*
+ * The device number (major:minor) of the seacache file system mounted at
+ * dir, and dir's canonical path (*real, to free).  Of several mounts on
+ * one directory the last listed is on top.
+ */
+static int mount_device(const char *dir, char **realp, char *dev,
+			size_t devlen)
+{
+	const char *path = env_or("SEACACHE_MOUNTINFO", "/proc/self/mountinfo");
+	char *real = realpath(dir, NULL), *line = NULL, fstype[64] = "";
+	size_t cap = 0;
+	FILE *f;
+
+	if (!real) {
+		fprintf(stderr, "seacachectl: %s: %s\n", dir, strerror(errno));
+		return EXIT_OPERATIONAL;
+	}
+	f = fopen(path, "r");
+	if (!f) {
+		fprintf(stderr, "seacachectl: %s: %s\n", path, strerror(errno));
+		free(real);
+		return EXIT_OPERATIONAL;
+	}
+	/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE ... */
+	while (getline(&line, &cap, f) > 0) {
+		char *save, *field[5], *t;
+		int i;
+
+		for (i = 0, t = strtok_r(line, " \n", &save); t && i < 5;
+		     t = strtok_r(NULL, " \n", &save))
+			field[i++] = t;
+		if (i < 5)
+			continue;
+		unescape_octal(field[4]);
+		if (strcmp(field[4], real))
+			continue;
+		while (t && strcmp(t, "-"))
+			t = strtok_r(NULL, " \n", &save);
+		t = t ? strtok_r(NULL, " \n", &save) : NULL;
+		snprintf(fstype, sizeof(fstype), "%s", t ? t : "?");
+		snprintf(dev, devlen, "%s", field[2]);
+	}
+	free(line);
+	fclose(f);
+	if (strcmp(fstype, SEACACHE_FSTYPE)) {
+		if (*fstype)
+			fprintf(stderr, "seacachectl: %s is not a seacache mount (%s is mounted there)\n",
+				real, fstype);
+		else
+			fprintf(stderr, "seacachectl: %s is not a mount point (give the directory a seacache file system is mounted on)\n",
+				real);
+		free(real);
+		return EXIT_OPERATIONAL;
+	}
+	*realp = real;
+	return EXIT_CLEAN;
+}
+
+/*
+ * A mount's statistics: the files holding a number, and the others with
+ * the mount itself first (the labels of its Prometheus info metric).
+ */
+struct mount_stats {
+	struct csi_counter *counters;
+	uint32_t ncounters;
+	struct named_text *texts;	/* mount, then policy, variant, ... */
+	uint32_t ntexts;
+};
+
+static void mount_stats_free(struct mount_stats *ms)
+{
+	for (uint32_t i = 0; i < ms->ncounters; i++)
+		free((void *)ms->counters[i].name.p);
+	for (uint32_t i = 1; i < ms->ntexts; i++) {
+		free((void *)ms->texts[i].name);
+		free((void *)ms->texts[i].value.p);
+	}
+	free(ms->counters);
+	free(ms->texts);
+}
+
+/* The value of one sysfs file, without its newline; NULL after an error. */
+static char *read_value(int dirfd, const char *name)
+{
+	char buf[4096];
+	struct stat st;
+	ssize_t n;
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EISDIR;
+		return NULL;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return NULL;
+	while (n > 0 && buf[n - 1] == '\n')
+		n--;
+	buf[n] = '\0';
+	return strdup(buf);
+}
+
+/* Every file of dir, sorted by name. */
+static int mount_stats_read(const char *dir, const char *mnt,
+			    struct mount_stats *ms)
+{
+	struct dirent **ents = NULL;
+	int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int n = dirfd < 0 ? -1 : scandir(dir, &ents, NULL, alphasort);
+	int rc = EXIT_OPERATIONAL;
+
+	memset(ms, 0, sizeof(*ms));
+	if (n < 0) {
+		fprintf(stderr, "seacachectl: %s: %s (where seacache.ko keeps the mount's statistics)\n",
+			dir, strerror(errno));
+		goto out;
+	}
+	ms->counters = calloc((size_t)n + 1, sizeof(*ms->counters));
+	ms->texts = calloc((size_t)n + 1, sizeof(*ms->texts));
+	if (!ms->counters || !ms->texts) {
+		fprintf(stderr, "seacachectl: out of memory\n");
+		goto out;
+	}
+	ms->texts[ms->ntexts++] = (struct named_text){ "mount", str_bytes(mnt) };
+	for (int i = 0; i < n; i++) {
+		const char *name = ents[i]->d_name;
+		char *value, *end, *copy;
+		unsigned long long v;
+
+		if (name[0] == '.')
+			continue;
+		value = read_value(dirfd, name);
+		copy = strdup(name);
+		if (!value || !copy) {
+			fprintf(stderr, "seacachectl: %s/%s: %s\n", dir, name,
+				strerror(errno));
+			free(value);
+			free(copy);
+			goto out;
+		}
+		errno = 0;
+		v = strtoull(value, &end, 10);
+		if (*value >= '0' && *value <= '9' && !*end && !errno) {
+			ms->counters[ms->ncounters++] = (struct csi_counter){
+				.name = str_bytes(copy), .value = v };
+			free(value);
+		} else {
+			ms->texts[ms->ntexts++] = (struct named_text){
+				.name = copy, .value = str_bytes(value) };
+		}
+	}
+	rc = EXIT_CLEAN;
+out:
+	if (dirfd >= 0)
+		close(dirfd);
+	for (int i = 0; i < n; i++)
+		free(ents[i]);
+	free(ents);
+	if (rc)
+		mount_stats_free(ms);
+	return rc;
+}
+
+static int cmd_stats_mount(const char *dir_arg, bool json, bool prom)
+{
+	const char *root = env_or("SEACACHE_SYSFS_ROOT", "/sys/fs/seacache");
+	char dev[32], dir[4096], *mnt;
+	struct mount_stats ms;
+	int rc = mount_device(dir_arg, &mnt, dev, sizeof(dev));
+
+	if (rc)
+		return rc;
+	snprintf(dir, sizeof(dir), "%s/%s", root, dev);
+	rc = mount_stats_read(dir, mnt, &ms);
+	if (rc) {
+		free(mnt);
+		return rc;
+	}
+	if (json) {
+		printf("{\"mount\":");
+		put_quoted(ms.texts[0].value, true);
+		printf(",\"device\":\"%s\",\"counters\":", dev);
+		json_counters(ms.counters, ms.ncounters);
+		printf(",\"settings\":");
+		json_texts(ms.texts + 1, ms.ntexts - 1);
+		printf("}\n");
+	} else if (prom) {
+		prom_counters(ms.counters, ms.ncounters, "seacache_", ms.texts, 1);
+		/* the settings as the labels of an info metric, the usual way */
+		printf("seacache_mount_info");
+		prom_labels(ms.texts, ms.ntexts);
+		printf(" 1\n");
+	} else {
+		printf("seacache mount %s (device %s, %s)\n", mnt, dev, dir);
+		print_counters(ms.counters, ms.ncounters, "  ");
+		print_texts(ms.texts + 1, ms.ntexts - 1, "  ");
+	}
+	mount_stats_free(&ms);
+	free(mnt);
+	return EXIT_CLEAN;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "repair", no_argument, NULL, 'r' },
 		{ "server", required_argument, NULL, 's' },
+		{ "mount", required_argument, NULL, 'm' },
 		{ "prometheus", no_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool json = false, repair = false, prom = false;
-	const char *cmd, *dir, *server = NULL;
+	const char *cmd, *dir, *server = NULL, *mount = NULL;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -366,6 +705,9 @@ int main(int argc, char **argv)
 		case 's':
 			server = optarg;
 			break;
+		case 'm':
+			mount = optarg;
+			break;
 		case 'p':
 			prom = true;
 			break;
@@ -377,13 +719,14 @@ int main(int argc, char **argv)
 			return EXIT_OPERATIONAL;
 		}
 	}
-	if (server || prom) {
-		if (!server || argc - optind != 1 || strcmp(argv[optind], "stats") ||
-		    (json && prom)) {
-			fprintf(stderr, "seacachectl: usage: seacachectl stats --server HOST:PORT [--json|--prometheus]\n");
+	if (server || mount || prom) {
+		if (!server == !mount || argc - optind != 1 ||
+		    strcmp(argv[optind], "stats") || (json && prom)) {
+			fprintf(stderr, "seacachectl: usage: seacachectl stats --server HOST:PORT|--mount DIR [--json|--prometheus]\n");
 			return EXIT_OPERATIONAL;
 		}
-		return cmd_stats_server(server, json, prom);
+		return server ? cmd_stats_server(server, json, prom) :
+				cmd_stats_mount(mount, json, prom);
 	}
 	if (argc - optind != 2) {
 		usage(stderr);
