@@ -168,7 +168,6 @@ void scfs_sysfs_exit(void);
 int scfs_sysfs_add(struct super_block *sb);
 void scfs_sysfs_del(struct super_block *sb);
 
-
 /* ---- transport.c: CSI over kernel TCP sockets -------------------------- */
 struct scfs_transport;
 

@@ -34,8 +34,10 @@
 /* Leases and eviction notices: well inside the shortest lease. */
 #define SCFS_IDLE_PERIOD HZ
 
-enum { Opt_lower, Opt_server, Opt_csi_port, Opt_cache, Opt_policy,
-       Opt_variant, Opt_peer };
+enum {
+	Opt_lower, Opt_server, Opt_csi_port, Opt_cache, Opt_policy,
+	Opt_variant, Opt_peer,
+};
 
 static const struct fs_parameter_spec scfs_param_specs[] = {
 	fsparam_string("lower", Opt_lower),

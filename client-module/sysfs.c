@@ -171,6 +171,7 @@ static struct attribute *scfs_attrs[] = {
 	&scfs_text_attrs[3], &scfs_text_attrs[4],
 	NULL
 };
+
 #undef A
 ATTRIBUTE_GROUPS(scfs);
 

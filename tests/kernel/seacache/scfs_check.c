@@ -18,6 +18,8 @@
  *   scfs-check bench FILE BLOCK COUNT [direct]
  *       COUNT random reads of BLOCK bytes from FILE (O_DIRECT if asked);
  *       prints the MB/s.
+ *   scfs-check seq FILE BLOCK
+ *       the whole of FILE in reads of BLOCK bytes; prints the MB/s.
  *
  * Exit status 0 when every check passed; a failure names the file, the
  * offset and the operation.
@@ -434,6 +436,28 @@ static int cmd_bench(const char *path, uint64_t block, uint64_t count,
 	return 0;
 }
 
+static int cmd_seq(const char *path, uint64_t block)
+{
+	int fd = open(path, O_RDONLY);
+	uint8_t *buf = xalloc(block);
+	uint64_t total = 0;
+	ssize_t n;
+	double t0;
+
+	if (fd < 0)
+		die(path);
+	t0 = now_s();
+	while ((n = full_io(fd, buf, block, total, false)) > 0)
+		total += n;
+	if (n < 0)
+		die("read");
+	printf("scfs-check seq %s: %" PRIu64 " bytes, %.1f MB/s\n", path, total,
+	       total / (now_s() - t0) / 1e6);
+	close(fd);
+	free(buf);
+	return 0;
+}
+
 static uint64_t num(const char *s)
 {
 	char *end;
@@ -464,10 +488,13 @@ int main(int argc, char **argv)
 	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "bench"))
 		return cmd_bench(argv[2], num(argv[3]), num(argv[4]),
 				 argc == 6 && !strcmp(argv[5], "direct"));
+	if (argc == 4 && !strcmp(argv[1], "seq"))
+		return cmd_seq(argv[2], num(argv[3]));
 	fprintf(stderr,
 		"usage: scfs-check random DIR SEED OPS THREADS MAXSIZE\n"
 		"       scfs-check mmap FILE\n"
 		"       scfs-check image SEED SIZE OUT [CLONE_SEED PERMILLE]\n"
-		"       scfs-check bench FILE BLOCK COUNT [direct]\n");
+		"       scfs-check bench FILE BLOCK COUNT [direct]\n"
+		"       scfs-check seq FILE BLOCK\n");
 	return 2;
 }
