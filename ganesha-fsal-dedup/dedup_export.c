@@ -20,8 +20,7 @@
 
 static void dedup_release_export(struct fsal_export *exp_hdl)
 {
-	struct dedup_fsal_export *myself =
-		container_of(exp_hdl, struct dedup_fsal_export, export);
+	struct dedup_fsal_export *myself = dedup_export_of(exp_hdl);
 
 	fsal_detach_export(exp_hdl->fsal, &exp_hdl->exports);
 	free_export_ops(exp_hdl);
@@ -45,8 +44,7 @@ static fsal_status_t dedup_get_dynamic_info(struct fsal_export *exp_hdl,
 					    struct fsal_obj_handle *obj_hdl,
 					    fsal_dynamicfsinfo_t *infop)
 {
-	struct dedup_fsal_export *myself =
-		container_of(exp_hdl, struct dedup_fsal_export, export);
+	struct dedup_fsal_export *myself = dedup_export_of(exp_hdl);
 	struct dedup_store *st = myself->store;
 	struct dstore_stats s;
 	struct statvfs sv;
@@ -105,8 +103,7 @@ static fsal_status_t dedup_wire_to_host(struct fsal_export *exp_hdl,
 					struct gsh_buffdesc *fh_desc,
 					int flags)
 {
-	struct dedup_fsal_export *myself =
-		container_of(exp_hdl, struct dedup_fsal_export, export);
+	struct dedup_fsal_export *myself = dedup_export_of(exp_hdl);
 	uint64_t id, ino;
 
 	/* Byte order is fixed by the format: FH_FSAL_BIG_ENDIAN is moot. */
@@ -253,8 +250,7 @@ fsal_status_t dedup_update_export(struct fsal_module *fsal_hdl,
 				  struct fsal_export *original,
 				  struct fsal_module *updated_super)
 {
-	struct dedup_fsal_export *orig =
-		container_of(original, struct dedup_fsal_export, export);
+	struct dedup_fsal_export *orig = dedup_export_of(original);
 	struct dedup_fsal_export tmp;
 	fsal_status_t status;
 	int rc;

@@ -121,8 +121,7 @@ struct dedup_fsal_obj_handle *dedup_alloc_handle(struct dedup_fsal_export *exp,
 
 static struct dedup_fsal_export *cur_export(void)
 {
-	return container_of(op_ctx->fsal_export, struct dedup_fsal_export,
-			    export);
+	return dedup_export_of(op_ctx->fsal_export);
 }
 
 /* A new handle on the store of 'like' (a handle of the same store). */
@@ -1274,8 +1273,7 @@ fsal_status_t dedup_lookup_path(struct fsal_export *exp_hdl,
 				struct fsal_obj_handle **handle,
 				struct fsal_attrlist *attrs_out)
 {
-	struct dedup_fsal_export *e =
-		container_of(exp_hdl, struct dedup_fsal_export, export);
+	struct dedup_fsal_export *e = dedup_export_of(exp_hdl);
 	struct dedup_store *st = e->store;
 	size_t elen = strlen(e->export_path);
 	struct dstore_attr a;
@@ -1326,8 +1324,7 @@ fsal_status_t dedup_create_handle(struct fsal_export *exp_hdl,
 				  struct fsal_obj_handle **handle,
 				  struct fsal_attrlist *attrs_out)
 {
-	struct dedup_fsal_export *e =
-		container_of(exp_hdl, struct dedup_fsal_export, export);
+	struct dedup_fsal_export *e = dedup_export_of(exp_hdl);
 	struct dstore_attr a;
 	uint64_t id, ino;
 	int rc;

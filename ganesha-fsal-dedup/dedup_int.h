@@ -84,6 +84,12 @@ struct dedup_fsal_export {
 	char *pseudo_path;
 };
 
+static inline struct dedup_fsal_export *
+dedup_export_of(struct fsal_export *e)
+{
+	return container_of(e, struct dedup_fsal_export, export);
+}
+
 /* dedup_csi.c: what the CSI service needs of Ganesha */
 extern const struct csi_service_hooks dedup_csi_hooks;	/* ctx: the store */
 void dedup_csi_export_add(struct dedup_fsal_export *e);
