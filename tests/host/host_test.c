@@ -16,6 +16,9 @@
  *   - a file changed behind the cache: getattr drops the mappings;
  *   - no reply and BUSY: retried; eviction notices within max_evict;
  *   - Dedup-W NEED_DATA after a new epoch emptied the tracker;
+ *   - unstable writes while each allocation in turn fails: a write fails
+ *     with -ENOMEM or every byte it acknowledged survives a server that
+ *     lost its unstable data;
  *   - a randomized run: four hosts of random variants, each with its own
  *     peer server, on threads, random reads and writes of shared files,
  *     every byte checked against a reference copy.
@@ -640,6 +643,68 @@ static void test_need_data(void **state)
 	th_free(t);
 }
 
+/* Bytes [off, off + len) of src into dst, widened to whole blocks. */
+static void copy_blocks(uint8_t *dst, const uint8_t *src, uint64_t off,
+			size_t len, size_t size)
+{
+	uint64_t from = off / BS * BS, to = (off + len + BS - 1) / BS * BS;
+
+	memcpy(dst + from, src + from, (to < size ? to : size) - from);
+}
+
+/*
+ * Unstable writes, with the n-th allocation of the writing thread made to
+ * fail for n = 1, 2, ... until a write needs fewer: each write fails with
+ * -ENOMEM (then the same write again succeeds) or succeeds, and what it
+ * acknowledged survives a server that restarts having lost every unstable
+ * byte (its file put back to what was durable).  Pins that cannot be
+ * allocated send a write FILE_SYNC: its whole blocks are durable.  The
+ * writes overlap, so a FILE_SYNC block also has older pins, which must
+ * not undo it when they are written again.
+ */
+static void test_alloc_failure(void **state)
+{
+	struct th *t = th_new(0x3a, SC_VARIANT_SEACACHE, 256, PEER_NONE);
+	static uint8_t ref[FSIZE], durable[FSIZE];
+	uint8_t data[3 * BS];
+	struct sc_prng r;
+	uint64_t id, off, fallbacks;
+	unsigned int n, left = 0;
+	ssize_t got;
+
+	(void)state;
+	memcpy(ref, base, FSIZE);
+	memcpy(durable, base, FSIZE);
+	id = hb_create("allocfail", base, FSIZE);
+	sc_prng_seed(&r, SEED + 600);
+	for (n = 1; !left; n++) {
+		off = (2 + n % 3) * BS + 100;
+		sc_prng_fill(&r, data, sizeof(data));
+		fallbacks = th_stats(t).write_sync_fallbacks;
+		sc_fault_inject_alloc(n);
+		got = sc_host_write(t->h, id, off, data, sizeof(data), false);
+		left = sc_fault_inject_alloc(0);
+		if (got < 0) {
+			assert_int_equal(left, 0);
+			assert_int_equal(got, -ENOMEM);
+			got = sc_host_write(t->h, id, off, data, sizeof(data),
+					    false);
+		}
+		assert_int_equal(got, sizeof(data));
+		memcpy(ref + off, data, sizeof(data));
+		if (th_stats(t).write_sync_fallbacks != fallbacks)
+			copy_blocks(durable, ref, off, sizeof(data), FSIZE);
+	}
+	/* the pins' allocation was among those that failed */
+	assert_true(th_stats(t).write_sync_fallbacks > 0);
+	hb_restart();
+	hb_write_behind("allocfail", 0, durable, FSIZE);
+	assert_int_equal(sc_host_commit(t->h, id), 0);
+	check_server("allocfail", ref, FSIZE);
+	check_file(t, id, ref, FSIZE, SEED + 601);
+	th_free(t);
+}
+
 /* ---- randomized: hosts, files, reads and writes ---- */
 
 #define RND_HOSTS 4
@@ -888,6 +953,7 @@ int main(void)
 		cmocka_unit_test(test_notices),
 		cmocka_unit_test(test_restart),
 		cmocka_unit_test(test_need_data),
+		cmocka_unit_test(test_alloc_failure),
 		cmocka_unit_test(test_random),
 	};
 
