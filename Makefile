@@ -9,7 +9,7 @@ LAB_ARGS   ?=
 FUZZ_SECONDS ?= 600
 
 .PHONY: all deps deps-kernel deps-test build build-asan test test-unit test-kernel \
-	test-fsal lab bench bench-fsal checkpatch fuzz clean help sim-plots
+	test-fsal lab bench bench-fsal checkpatch fuzz clean help sim-plots module dkms-source
 
 all: build
 
@@ -27,6 +27,9 @@ help:
 	@echo "make bench-fsal   NFS over FSAL_VFS vs FSAL_DEDUP only (scripts/fsal-bench)"
 	@echo "make sim-plots    seacache-sim on a generated VDI workload: CSV and paper-style PNGs in plots/"
 	@echo "make checkpatch   kernel style check of everything compiled into a module"
+	@echo "make module       seacache.ko for Debian's 6.1 headers, in $(BUILD)/kmod/seacache/"
+	@echo "make dkms-source  seacache.ko's DKMS source tree in /usr/src/seacache-VERSION (as root;"
+	@echo "                  then: dkms install seacache/VERSION)"
 	@echo "make fuzz         libFuzzer on every CSI decoder, FUZZ_SECONDS (600) per target"
 	@echo "make clean        remove build outputs (the kernel and Ganesha caches in /var/cache/seacache stay)"
 	@echo "LAB_ARGS='--help' make lab   shows the lab's options"
@@ -87,6 +90,12 @@ bench-fsal: build
 sim-plots: build
 	@scripts/install-deps sim
 	tools/sim/sim-plots $(BUILD) plots
+
+module: deps-kernel
+	scripts/kbuild-module client-module $(BUILD)/kmod/seacache
+
+dkms-source:
+	scripts/dkms-tree
 
 checkpatch:
 	@scripts/install-deps style
