@@ -85,6 +85,12 @@ mount [-i] [-t] [seacache] [-o] [lower=$lower,server=10.0.0.6,csi_port=9] [[fd00
 EOM
 rmdir "$lower"
 
+# A remount as mount(8) gives it, fstab's options with it: the stack only.
+helper mount.seacache none "$vdi" -o remount,ro,csi_port=9,cache=512M,_netdev
+expect_log "remount" <<EOM
+mount [-i] [-o] [remount,ro,cache=512M] [$vdi]
+EOM
+
 helper mount.seacache 10.0.0.5:/vdi "$vdi" -f -o csi_port=9
 expect_log "-f: nothing mounted" </dev/null
 
