@@ -19,7 +19,7 @@ for c in mount umount; do
 printf '%s' $c >>"$r/log"
 printf ' [%s]' "\$@" >>"$r/log"
 echo >>"$r/log"
-case " \$* " in *" \${FAIL:-none} "*) exit 32 ;; esac
+case " \$* " in *" \${FAIL:-no-such-word} "*) exit 32 ;; esac
 EOM
 done
 cat >"$r/bin/getent" <<'EOM'
@@ -85,10 +85,15 @@ mount [-i] [-t] [seacache] [-o] [lower=$lower,server=10.0.0.6,csi_port=9] [[fd00
 EOM
 rmdir "$lower"
 
-# A remount as mount(8) gives it, fstab's options with it: the stack only.
-helper mount.seacache none "$vdi" -o remount,ro,csi_port=9,cache=512M,_netdev
+# A remount: the stack only.
+helper mount.seacache none "$vdi" -o remount,cache=512M
 expect_log "remount" <<EOM
-mount [-i] [-o] [remount,ro,cache=512M] [$vdi]
+mount [-i] [-t] [seacache] [-o] [remount,cache=512M] [none] [$vdi]
+EOM
+# The two-line recipe's second line, the helper installed.
+helper mount.seacache none "$vdi" -o lower=/srv/.nfs,server=10.0.0.5,csi_port=9
+expect_log "the stack alone, lower= given" <<EOM
+mount [-i] [-t] [seacache] [-o] [lower=/srv/.nfs,server=10.0.0.5,csi_port=9] [none] [$vdi]
 EOM
 
 helper mount.seacache 10.0.0.5:/vdi "$vdi" -f -o csi_port=9
