@@ -434,9 +434,12 @@ static int scfs_getattr(struct user_namespace *ns, const struct path *path,
 
 	scfs_lower_path(path->dentry, &lower);
 	err = scfs_lower_getattr(inode, &lower, stat, request_mask, flags);
-	if (!err)
-		scfs_copy_attr(inode);
-	return err;
+	if (err)
+		return err;
+	scfs_copy_attr(inode);
+	/* the stack's own device: its mount, its sysfs directory */
+	stat->dev = inode->i_sb->s_dev;
+	return 0;
 }
 
 static ssize_t scfs_listxattr(struct dentry *dentry, char *list, size_t size)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * seacache-host's two ways to the server: "nfs" (the lab's Baseline: NFSv3
- * and an address-indexed host cache) and "csi" (the SeaCache host library,
- * any protocol variant).
+ * seacache-host's ways to the server: "nfs" (the lab's Baseline: NFSv3
+ * and an address-indexed host cache), "csi" (the SeaCache host library,
+ * any protocol variant) and "file" (images under a mounted directory: a
+ * seacache.ko mount makes this a host in the kernel).
  */
 #ifndef SEACACHE_HOST_BACKENDS_H
 #define SEACACHE_HOST_BACKENDS_H
@@ -57,5 +58,15 @@ void *csi_backend_new(const struct host_paths *p,
 void csi_backend_totals(void *be, struct host_totals *t);
 void csi_backend_free(void *be);
 extern const struct backend_ops csi_backend_ops;
+
+/*
+ * Images under mount (their paths as in the export); the totals are the
+ * counters of the seacache.ko mount there, zeros on another file system.
+ */
+void *file_backend_new(const struct host_paths *p, const char *mount,
+		       uint32_t block_size, char *err, size_t errlen);
+void file_backend_totals(void *be, struct host_totals *t);
+void file_backend_free(void *be);
+extern const struct backend_ops file_backend_ops;
 
 #endif /* SEACACHE_HOST_BACKENDS_H */

@@ -21,17 +21,20 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: seacache-host --workload FILE (--server ADDR | --mode nfs --nfs-url URL)\n"
-"                     [options]\n"
+"usage: seacache-host --workload FILE (--server ADDR | --mode nfs --nfs-url URL |\n"
+"                     --mode file --mount DIR) [options]\n"
 "   or: seacache-host --load IMAGE --nfs-url URL [--dir DIR]\n"
 "       (copies a local image into the export over NFS)\n"
 "Replays VMs of a read storm (the SeaCache workload format) as one host.\n"
 "\n"
 "  --workload FILE      the storm (seacache-workload storm ...)\n"
 "  --server ADDR        csi: the CSI service's numeric address\n"
-"  --mode nfs|csi       nfs: plain NFSv3 and an address-indexed cache (the\n"
+"  --mode nfs|csi|file  nfs: plain NFSv3 and an address-indexed cache (the\n"
 "                       lab's Baseline); csi: the SeaCache host library\n"
-"                       (default)\n"
+"                       (default); file: the images under --mount DIR, read\n"
+"                       with pread (a seacache.ko mount: a kernel host)\n"
+"  --mount DIR          file: the mounted export (its counters are the\n"
+"                       seacache.ko mount's, if it is one)\n"
 "  --nfs-url URL        nfs: nfs://ADDR/EXPORT[?nfsport=P&mountport=P]\n"
 "  --variant NAME       csi: baseline, readhash, tracker, push, coop,\n"
 "                       dedup-rw or seacache (default)\n"
@@ -59,7 +62,7 @@ static void usage(FILE *f)
 
 struct opts {
 	const char *workload, *server, *nfs_url, *mode, *variant, *policy;
-	const char *peer_bind, *load, *linger;
+	const char *peer_bind, *load, *linger, *mount;
 	const char *name;
 	struct host_paths paths;
 	unsigned int vm_first, vms, csi_port, cache_mib;
@@ -92,7 +95,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "peer-bind", 1, 0, 'b' }, { "name", 1, 0, 'n' },
 		{ "no-verify", 0, 0, 'N' }, { "kv", 0, 0, 'K' },
 		{ "json", 0, 0, 'J' }, { "linger-until", 1, 0, 'W' },
-		{ "quiet", 0, 0, 'q' }, { "help", 0, 0, 'h' },
+		{ "quiet", 0, 0, 'q' }, { "mount", 1, 0, 'M' },
+		{ "help", 0, 0, 'h' },
 		{ 0, 0, 0, 0 }
 	};
 	int c;
@@ -120,6 +124,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'K': o->kv = true; break;
 		case 'J': o->json = true; break;
 		case 'W': o->linger = optarg; break;
+		case 'M': o->mount = optarg; break;
 		case 'q': o->quiet = true; break;
 		case 'p':
 			if (parse_uint(optarg, 65535, &o->csi_port))
@@ -146,8 +151,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			return -1;
 		}
 	}
-	if (strcmp(o->mode, "nfs") && strcmp(o->mode, "csi")) {
-		fprintf(stderr, "seacache-host: --mode is nfs or csi\n");
+	if (strcmp(o->mode, "nfs") && strcmp(o->mode, "csi") &&
+	    strcmp(o->mode, "file")) {
+		fprintf(stderr, "seacache-host: --mode is nfs, csi or file\n");
 		return -1;
 	}
 	if (o->load) {
@@ -158,8 +164,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		return -1;
 	}
 	if (!o->workload || optind != argc ||
-	    !(strcmp(o->mode, "nfs") ? o->server : o->nfs_url)) {
-		fprintf(stderr, "seacache-host: --workload and --server (csi) or --nfs-url (nfs) are needed\n");
+	    !(!strcmp(o->mode, "nfs") ? o->nfs_url :
+	      !strcmp(o->mode, "file") ? o->mount : o->server)) {
+		fprintf(stderr, "seacache-host: --workload and --server (csi), --nfs-url (nfs) or --mount (file) are needed\n");
 		usage(stderr);
 		return -1;
 	}
@@ -235,7 +242,7 @@ static void print_results(const struct opts *o, const struct replay *r,
 			  const struct vm_result *res,
 			  const struct host_totals *t)
 {
-	const char *label = strcmp(o->mode, "nfs") ? o->variant : "nfs";
+	const char *label = strcmp(o->mode, "csi") ? o->mode : o->variant;
 	struct vm_result sum = { 0 };
 	double lat_mean = 0, p50 = 0, p99 = 0, secs = 0;
 
@@ -344,6 +351,10 @@ int main(int argc, char **argv)
 		ops = &nfs_backend_ops;
 		be = nfs_backend_new(&o.paths, r.block_size, cache_blocks, err,
 				     sizeof(err));
+	} else if (!strcmp(o.mode, "file")) {
+		ops = &file_backend_ops;
+		be = file_backend_new(&o.paths, o.mount, r.block_size, err,
+				      sizeof(err));
 	} else {
 		struct csi_backend_opts co = {
 			.server = o.server, .port = (uint16_t)o.csi_port,
@@ -369,6 +380,8 @@ int main(int argc, char **argv)
 	} else {
 		if (ops == &nfs_backend_ops)
 			nfs_backend_totals(be, &t);
+		else if (ops == &file_backend_ops)
+			file_backend_totals(be, &t);
 		else
 			csi_backend_totals(be, &t);
 		print_results(&o, &r, res, &t);
@@ -381,6 +394,8 @@ int main(int argc, char **argv)
 	}
 	if (ops == &nfs_backend_ops)
 		nfs_backend_free(be);
+	else if (ops == &file_backend_ops)
+		file_backend_free(be);
 	else
 		csi_backend_free(be);
 	free(res);
