@@ -99,12 +99,13 @@ workload() {
 		lbn=$((lbn + k))
 	done
 }
-# seacache-host reading the file of pattern $1 (more options after it).
+# seacache-host reading the file of pattern $1 (more options after it);
+# it replaces the shell: started with &, $! is its pid.
 side_host() {
 	pattern=$1
 	shift
 	workload "$work/write/$(printf "$pattern" 0)" >"$work/wl"
-	"$SEACACHE_HOST" --workload "$work/wl" --server 127.0.0.1 \
+	exec "$SEACACHE_HOST" --workload "$work/wl" --server 127.0.0.1 \
 		--csi-port "$CSI_PORT" --dir "" --pattern "$pattern" --vms 1 \
 		--cache-mib 16 --no-verify --kv --quiet "$@"
 }
@@ -145,7 +146,7 @@ host_do() {
 		peer=""
 		;;
 	host-read)
-		side_host "$2" --name "reader-$done_n" >"$work/read.kv" ||
+		(side_host "$2" --name "reader-$done_n") >"$work/read.kv" ||
 			return 1
 		sed 's/^/host-side: reader /' "$work/read.kv" >&2
 		grep -a "peer" "$work/read.kv" >&2 || true
