@@ -9,7 +9,7 @@ LAB_ARGS   ?=
 FUZZ_SECONDS ?= 600
 
 .PHONY: all deps deps-kernel deps-test build build-asan test test-unit test-kernel \
-	test-fsal lab bench bench-fsal checkpatch fuzz clean help sim-plots module dkms-source
+	test-fsal lab bench bench-fsal bench-kernel checkpatch fuzz clean help sim-plots module dkms-source
 
 all: build
 
@@ -24,7 +24,9 @@ help:
 	@echo "make bench        speed and memory of the core, the CSI codec and transport, the dedup"
 	@echo "                  store (dstore-bench), NFS over FSAL_VFS vs FSAL_DEDUP and the CSI"
 	@echo "                  service's READ targets (csi-service-bench), the simulator's replay speed"
+	@echo "                  and seacache.ko against plain NFS in a guest (bench-kernel)"
 	@echo "make bench-fsal   NFS over FSAL_VFS vs FSAL_DEDUP only (scripts/fsal-bench)"
+	@echo "make bench-kernel seacache.ko against the plain NFS mount in a QEMU guest, as ratios"
 	@echo "make sim-plots    seacache-sim on a generated VDI workload: CSV and paper-style PNGs in plots/"
 	@echo "make checkpatch   kernel style check of everything compiled into a module"
 	@echo "make module       seacache.ko for Debian's 6.1 headers, in $(BUILD)/kmod/seacache/"
@@ -83,9 +85,13 @@ bench: build
 	$(BUILD)/tools/bench/dstore-bench
 	scripts/fsal-bench --build $(BUILD)
 	$(BUILD)/tools/bench/csi-service-bench
+	scripts/bench-kernel --build $(BUILD)
 
 bench-fsal: build
 	scripts/fsal-bench --build $(BUILD)
+
+bench-kernel: deps-kernel build
+	scripts/bench-kernel --build $(BUILD)
 
 sim-plots: build
 	@scripts/install-deps sim
