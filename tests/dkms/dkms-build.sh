@@ -3,9 +3,10 @@
 # `dkms add` and `dkms build` of seacache.ko from the tree scripts/dkms-tree
 # makes, for the kernel of Debian's headers (scripts/kernel-version), as a
 # VDI host's `dkms install` starts.  dkms keeps its source and build trees
-# in WORK (--sourcetree, --dkmstree): nothing is installed.  Passes when the
-# module is built for that kernel: modinfo shows its name, its vermagic and
-# the file system alias mount(8) loads it by.
+# in WORK (--sourcetree, --dkmstree): nothing is installed (dkms makes
+# its module-signing key /var/lib/dkms/mok.key once, as on any host).
+# Passes when the module is built for that kernel: modinfo shows its name,
+# its vermagic and the file system alias mount(8) loads it by.
 #
 # usage: dkms-build.sh WORK
 set -eu
