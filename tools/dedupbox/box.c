@@ -60,7 +60,9 @@ struct chan {
 	uint32_t id;
 	int fd;
 	bool connecting;	/* server box: connect to the target under way */
-	bool peer_closed;	/* close once out is written */
+	bool rx_eof;		/* fd gave end of stream; CLOSE sent */
+	bool peer_closed;	/* CLOSE received: shut fd's writing once out is written */
+	bool shut_wr;
 	struct dbx_buf out;	/* decoded bytes for fd */
 	uint32_t credit;	/* bytes of fd we may still send */
 	uint32_t owed;		/* bytes written to fd, not yet credited */
@@ -357,14 +359,36 @@ static void chan_free(struct box *b, struct chan *c)
 	free(c);
 }
 
-/* Our end of channel c is gone: tell the other box, forget it. */
+/*
+ * Channel c is done (both ways at their end, or its connection failed):
+ * tell the other box if it does not know yet, forget it.
+ */
 static void chan_close(struct box *b, struct chan *c, const char *why)
 {
 	chan_log(b, "connection %u closed (%s): %" PRIu64 " bytes in, %" PRIu64
 		 " bytes out", c->id, why, c->rx, c->tx);
-	if (c->link->up && !c->peer_closed)
+	if (c->link->up && !c->rx_eof)
 		dbx_put_close(&c->link->enc, &c->link->out, c->id);
 	chan_free(b, c);
+}
+
+/*
+ * A CLOSE is an end of stream one way: once the other box's bytes are
+ * written out, fd's writing is shut; the channel ends when both ways have.
+ * True when c was freed.
+ */
+static bool chan_finish(struct box *b, struct chan *c)
+{
+	if (!c->peer_closed || c->connecting || dbx_buf_pending(&c->out))
+		return false;
+	if (!c->shut_wr) {
+		shutdown(c->fd, SHUT_WR);
+		c->shut_wr = true;
+	}
+	if (!c->rx_eof)
+		return false;
+	chan_close(b, c, "end of stream both ways");
+	return true;
 }
 
 /* ---- links -------------------------------------------------------------- */
@@ -430,7 +454,7 @@ static struct link *link_new(struct box *b, int fd, const char *name)
 static void link_free(struct box *b, struct link *l, const char *why)
 {
 	while (l->chans) {
-		l->chans->peer_closed = true;
+		l->chans->rx_eof = true;	/* no CLOSE on a dead link */
 		chan_close(b, l->chans, "link down");
 	}
 	if (why)
@@ -527,8 +551,7 @@ static int on_close(void *ctx, uint32_t ch)
 	if (!c)
 		return 0;	/* we closed it first */
 	c->peer_closed = true;
-	if (!dbx_buf_pending(&c->out) && !c->connecting)
-		chan_close(x->b, c, "closed at the other end");
+	chan_finish(x->b, c);
 	return 0;
 }
 
@@ -537,8 +560,10 @@ static int on_data(void *ctx, uint32_t ch, const void *data, size_t len)
 	struct dec_ctx *x = ctx;
 	struct chan *c = chan_find(x->l, ch);
 
-	if (!c || c->peer_closed)
+	if (!c)
 		return 0;	/* closed here; the block is kept all the same */
+	if (c->peer_closed)
+		return bad(x->l, "connection %u: data after its end", ch);
 	if (dbx_buf_pending(&c->out) + c->owed + len > CHAN_WINDOW)
 		return bad(x->l, "connection %u: more data than its credit", ch);
 	return dbx_buf_put(&c->out, data, len) ? bad(x->l, "out of memory") : 0;
@@ -760,16 +785,25 @@ static void chan_readable(struct box *b, struct chan *c)
 {
 	uint8_t buf[READ_MAX];
 	size_t want = c->credit < sizeof(buf) ? c->credit : sizeof(buf);
-	ssize_t n = read(c->fd, buf, want);
+	ssize_t n;
 
+	if (!want || c->rx_eof)	/* a hang-up seen while we may not read */
+		return;
+	n = read(c->fd, buf, want);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
-	if (n <= 0) {
-		if (dbx_flush(&c->link->enc, &c->ck, c->id, &c->link->out)) {
+	if (n < 0) {
+		chan_close(b, c, strerror(errno));
+		return;
+	}
+	if (n == 0) {
+		if (dbx_flush(&c->link->enc, &c->ck, c->id, &c->link->out) ||
+		    dbx_put_close(&c->link->enc, &c->link->out, c->id)) {
 			link_free(b, c->link, "out of memory");
 			return;
 		}
-		chan_close(b, c, n ? strerror(errno) : "end of stream");
+		c->rx_eof = true;
+		chan_finish(b, c);
 		return;
 	}
 	c->input_ms = now_ms();
@@ -813,8 +847,7 @@ static void chan_writable(struct box *b, struct chan *c)
 			c->owed = 0;
 		}
 	}
-	if (c->peer_closed && !dbx_buf_pending(&c->out))
-		chan_close(b, c, "closed at the other end");
+	chan_finish(b, c);
 }
 
 static void host_accept(struct box *b, unsigned int i)
@@ -925,7 +958,7 @@ static int build_poll(struct box *b, struct poll_set *s)
 			ev = 0;
 			if (c->connecting || dbx_buf_pending(&c->out))
 				ev |= POLLOUT;
-			if (!c->connecting && !c->peer_closed && c->credit &&
+			if (!c->connecting && !c->rx_eof && c->credit &&
 			    !link_full)
 				ev |= POLLIN;
 			if (poll_add(s, c->fd, ev, (struct poll_ref){ .kind = PK_CHAN, .link = l, .chan = c }))
