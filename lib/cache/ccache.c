@@ -29,15 +29,16 @@ struct sc_ccache *sc_ccache_create(const struct sc_ccache_config *cfg)
 		return NULL;
 	cc->block_size = cfg->block_size;
 	cc->capacity = cap;
+	cc->limit = cap;
 	cc->on_evict = cfg->on_evict;
 	cc->ctx = cfg->ctx;
 	cc->hash = sc_calloc(cap, sizeof(*cc->hash));
 	cc->share = sc_calloc(cap, sizeof(*cc->share));
-	cc->data = sc_calloc(cap, cfg->block_size);
-	if (!cc->hash || !cc->share || !cc->data ||
+	cc->block = sc_calloc(cap, sizeof(*cc->block));
+	if (!cc->hash || !cc->share || !cc->block ||
 	    sc_itab_init(&cc->tab, cap)) {
-		sc_log_err("content cache: cannot allocate %u blocks of %u bytes",
-			   cap, cfg->block_size);
+		sc_log_err("content cache: cannot allocate the slots of %u blocks",
+			   cap);
 		goto fail;
 	}
 	if (sc_policy_create(&cc->policy, cfg->policy ? cfg->policy : "lru",
@@ -54,11 +55,15 @@ fail:
 
 void sc_ccache_destroy(struct sc_ccache *cc)
 {
+	uint32_t i;
+
 	if (!cc)
 		return;
 	sc_policy_destroy(&cc->policy);
 	sc_itab_destroy(&cc->tab);
-	sc_free(cc->data);
+	for (i = 0; cc->block && i < cc->capacity; i++)
+		sc_free(cc->block[i]);
+	sc_free(cc->block);
 	sc_free(cc->share);
 	sc_free(cc->hash);
 	sc_free(cc);
@@ -88,42 +93,77 @@ const void *sc_ccache_lookup(struct sc_ccache *cc, const struct sc_hash *h)
 	return sc_ccache_slot_data(cc, slot);
 }
 
-static void ccache_remove_slot(struct sc_ccache *cc, uint32_t slot)
+/* Take the block out of slot, which becomes free; its buffer, detached. */
+static void *ccache_unlink_slot(struct sc_ccache *cc, uint32_t slot)
 {
+	void *buf = cc->block[slot];
+
 	sc_itab_del(&cc->tab, sc_hash_key64(&cc->hash[slot]), slot);
 	cc->policy.ops->remove(&cc->policy, slot);
 	sc_itab_free_push(&cc->tab, &cc->free_head, slot);
+	cc->block[slot] = NULL;
 	cc->st.blocks--;
+	return buf;
 }
 
-static void ccache_evict_one(struct sc_ccache *cc)
+/* Evict the policy's victim (the cache is not empty); its buffer. */
+static void *ccache_evict_one(struct sc_ccache *cc)
 {
 	uint32_t slot = cc->policy.ops->victim(&cc->policy);
 	struct sc_hash gone = cc->hash[slot];
+	void *buf = ccache_unlink_slot(cc, slot);
 
-	ccache_remove_slot(cc, slot);
 	cc->st.evictions++;
 	if (cc->on_evict)
 		cc->on_evict(cc->ctx, &gone);
+	return buf;
 }
 
-/* Take a slot for content h, known not to be cached; its buffer. */
+/*
+ * A buffer for a block coming in: a new one below the limit, above it one
+ * from free memory only, else the victim's (ccache.h says why); NULL if
+ * none can be had and nothing is cached.
+ */
+static void *ccache_buffer(struct sc_ccache *cc)
+{
+	void *buf;
+
+	if (cc->st.blocks < cc->limit) {
+		buf = sc_zalloc(cc->block_size);
+		if (buf)
+			return buf;
+		cc->limit = (uint32_t)cc->st.blocks;
+		cc->st.no_memory++;
+	} else if (cc->limit < cc->capacity) {
+		buf = sc_zalloc_noreclaim(cc->block_size);
+		if (buf) {
+			cc->limit++;
+			return buf;
+		}
+		cc->st.no_memory++;
+	}
+	return cc->st.blocks ? ccache_evict_one(cc) : NULL;
+}
+
+/* Take a slot for content h, known not to be cached; its buffer or NULL. */
 static void *ccache_place(struct sc_ccache *cc, const struct sc_hash *h,
 			 uint32_t share)
 {
+	void *buf = ccache_buffer(cc);
 	uint32_t slot;
 
-	if (cc->free_head == SC_NIL)
-		ccache_evict_one(cc);
+	if (!buf)
+		return NULL;
 	slot = sc_itab_free_pop(&cc->tab, &cc->free_head);
 	cc->hash[slot] = *h;
 	cc->share[slot] = share;
+	cc->block[slot] = buf;
 	sc_itab_add(&cc->tab, sc_hash_key64(h), slot);
 	cc->policy.ops->insert(&cc->policy, slot);
 	cc->st.inserts++;
 	cc->st.bytes_in += cc->block_size;
 	cc->st.blocks++;
-	return cc->data + (size_t)slot * cc->block_size;
+	return buf;
 }
 
 void *sc_ccache_reserve(struct sc_ccache *cc, const struct sc_hash *h,
@@ -138,6 +178,7 @@ int sc_ccache_insert(struct sc_ccache *cc, const struct sc_hash *h,
 		     const void *data, uint32_t share)
 {
 	uint32_t slot = sc_ccache_find(cc, h);
+	void *buf;
 
 	if (slot != SC_NIL) {
 		if (sc_memcmp(sc_ccache_slot_data(cc, slot), data,
@@ -154,7 +195,10 @@ int sc_ccache_insert(struct sc_ccache *cc, const struct sc_hash *h,
 		cc->policy.ops->hit(&cc->policy, slot);
 		return 0;
 	}
-	sc_memcpy(ccache_place(cc, h, share), data, cc->block_size);
+	buf = ccache_place(cc, h, share);
+	if (!buf)
+		return -SC_ENOMEM;
+	sc_memcpy(buf, data, cc->block_size);
 	return 0;
 }
 
@@ -173,18 +217,30 @@ bool sc_ccache_remove(struct sc_ccache *cc, const struct sc_hash *h)
 
 	if (slot == SC_NIL)
 		return false;
-	ccache_remove_slot(cc, slot);
+	sc_free(ccache_unlink_slot(cc, slot));
 	return true;
+}
+
+uint32_t sc_ccache_shrink(struct sc_ccache *cc, uint32_t n)
+{
+	uint32_t done;
+
+	for (done = 0; done < n && cc->st.blocks; done++)
+		sc_free(ccache_evict_one(cc));
+	cc->st.shrunk += done;
+	cc->limit = (uint32_t)cc->st.blocks;
+	return done;
 }
 
 void sc_ccache_get_stats(const struct sc_ccache *cc,
 			 struct sc_ccache_stats *out)
 {
 	*out = cc->st;
+	out->limit = cc->limit;
 	out->meta_bytes = sizeof(*cc) +
 		(uint64_t)cc->capacity * (sizeof(*cc->hash) +
-					  sizeof(*cc->share)) +
+					  sizeof(*cc->share) +
+					  sizeof(*cc->block)) +
 		sc_itab_bytes(&cc->tab) + cc->policy.ops->bytes(&cc->policy);
-	out->mem_bytes = out->meta_bytes +
-		(uint64_t)cc->capacity * cc->block_size;
+	out->mem_bytes = out->meta_bytes + out->blocks * cc->block_size;
 }

@@ -327,15 +327,22 @@ enum sc_read_result sc_hostcache_read_hash_at(struct sc_hostcache *hc,
 	return r;
 }
 
-/* fill under the lock; map: record the mapping. */
+/*
+ * fill under the lock; map: record the mapping.  The block's buffer is
+ * allocated here, under the lock sc_hostcache_shrink takes in reclaim:
+ * never a reclaim that enters a file system (NOFS).
+ */
 static int fill_locked(struct sc_hostcache *hc, uint64_t file, uint64_t lbn,
 		       const struct sc_hash *h, const void *data, bool map)
 {
 	uint32_t sharers = map ?
 		sc_csimap_insert(hc->map, file, lbn, h, SC_CSI_LEARNT) :
 		sc_csimap_sharers(hc->map, h);
+	unsigned int nofs = sc_nofs_save();
+	int err = sc_ccache_insert(hc->cache, h, data, sharers);
 
-	return sc_ccache_insert(hc->cache, h, data, sharers);
+	sc_nofs_restore(nofs);
+	return err;
 }
 
 int sc_hostcache_fill(struct sc_hostcache *hc, uint64_t file, uint64_t lbn,
@@ -444,6 +451,26 @@ uint32_t sc_hostcache_drop_all(struct sc_hostcache *hc)
 
 	sc_mutex_lock(&hc->lock);
 	n = sc_csimap_drop_all(hc->map);
+	sc_mutex_unlock(&hc->lock);
+	return n;
+}
+
+uint32_t sc_hostcache_shrink(struct sc_hostcache *hc, uint32_t n)
+{
+	uint32_t done;
+
+	sc_mutex_lock(&hc->lock);
+	done = sc_ccache_shrink(hc->cache, n);
+	sc_mutex_unlock(&hc->lock);
+	return done;
+}
+
+uint32_t sc_hostcache_blocks(struct sc_hostcache *hc)
+{
+	uint32_t n;
+
+	sc_mutex_lock(&hc->lock);
+	n = (uint32_t)hc->cache->st.blocks;
 	sc_mutex_unlock(&hc->lock);
 	return n;
 }

@@ -465,10 +465,16 @@ fail:
 
 void sc_host_destroy(struct sc_host *h)
 {
+	unsigned int nofs;
 	uint32_t i;
 
 	if (!h)
 		return;
+	/*
+	 * Its last calls allocate under lock, which the cache's evictions
+	 * take in reclaim (sc_host_shrink): NOFS, as the I/O entry points.
+	 */
+	nofs = sc_nofs_save();
 	if (h->reg_gen && h->peer.family != CSI_AF_NONE) {
 		/* no more delegations to a peer server about to go (§11.7) */
 		h->peer.family = CSI_AF_NONE;
@@ -481,6 +487,7 @@ void sc_host_destroy(struct sc_host *h)
 	if (h->reg_gen && host_flush(h, 0))
 		sc_log_warn("host %s: eviction notices not delivered at exit",
 			    h->name);
+	sc_nofs_restore(nofs);
 	if (h->npins)
 		sc_log_warn("host %s: %u unstable blocks never committed",
 			    h->name, h->npins);
@@ -645,6 +652,16 @@ int sc_host_peer_get(void *host, const struct sc_hash *hash, void *buf,
 
 	sc_nofs_restore(nofs);
 	return err;
+}
+
+uint32_t sc_host_cache_blocks(struct sc_host *h)
+{
+	return sc_hostcache_blocks(h->hc);
+}
+
+uint32_t sc_host_shrink(struct sc_host *h, uint32_t nr)
+{
+	return sc_hostcache_shrink(h->hc, nr);
 }
 
 uint32_t sc_host_block_size(const struct sc_host *h)

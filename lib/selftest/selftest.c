@@ -238,6 +238,82 @@ out:
 	return err;
 }
 
+/* Blocks held, block data bytes held and the limit are n, n, limit. */
+static bool cache_holds(const struct sc_ccache *cc, uint32_t n,
+			uint32_t limit)
+{
+	struct sc_ccache_stats st;
+
+	sc_ccache_get_stats(cc, &st);
+	return st.blocks == n && st.limit == limit &&
+	       st.mem_bytes - st.meta_bytes == (uint64_t)n * BS;
+}
+
+/*
+ * Memory comes with the blocks and goes with them: shrinking evicts
+ * through the policy (LRU: oldest first), tells on_evict, frees the
+ * buffers and lowers the limit; inserts raise it again, one block at a
+ * time, up to the capacity, and only then evict.
+ */
+static int test_cache_shrink(const struct sc_selftest_opts *o)
+{
+	struct evict_log log = { .count = 0 };
+	struct corpus c = { 0 };
+	struct sc_ccache *cc = NULL;
+	uint32_t i;
+	int err = corpus_make(&c, 10, o->seed + 9);
+
+	if (err)
+		return err;
+	cc = small_cache("lru", 8, note_evict, &log);
+	if (!OK(cc && cache_holds(cc, 0, 8)))
+		goto out;
+	for (i = 0; i < 6; i++)
+		if (!OK(sc_ccache_insert(cc, &c.h[i], corpus_block(&c, i),
+					       1) == 0))
+			goto out;
+	if (!OK(cache_holds(cc, 6, 8) && log.count == 0))
+		goto out;
+	if (!OK(sc_ccache_shrink(cc, 2) == 2))
+		goto out;
+	if (!OK(cache_holds(cc, 4, 4) && cc->st.shrunk == 2))
+		goto out;
+	if (!OK(log.count == 2 && sc_hash_eq(&log.last, &c.h[1])))
+		goto out;
+	if (!OK(!sc_ccache_lookup(cc, &c.h[0]) && !sc_ccache_lookup(cc, &c.h[1])))
+		goto out;
+	for (i = 2; i < 6; i++)
+		if (!OK(sc_ccache_find(cc, &c.h[i]) != SC_NIL))
+			goto out;
+	if (!OK(sc_ccache_shrink(cc, 100) == 4 && cache_holds(cc, 0, 0)))
+		goto out;
+	if (!OK(log.count == 6 && sc_ccache_shrink(cc, 1) == 0))
+		goto out;
+	/* grows back with free memory, without evicting, to the capacity */
+	for (i = 0; i < 8; i++)
+		if (!OK(sc_ccache_insert(cc, &c.h[i], corpus_block(&c, i),
+					       1) == 0))
+			goto out;
+	if (!OK(cache_holds(cc, 8, 8) && log.count == 6))
+		goto out;
+	if (!OK(sc_ccache_insert(cc, &c.h[8], corpus_block(&c, 8), 1) == 0))
+		goto out;
+	if (!OK(cache_holds(cc, 8, 8) && log.count == 7 &&
+		sc_hash_eq(&log.last, &c.h[0])))
+		goto out;
+	/* a block removed frees its buffer, the limit stays */
+	if (!OK(sc_ccache_remove(cc, &c.h[8]) && cache_holds(cc, 7, 8)))
+		goto out;
+	if (!OK(sc_ccache_lookup(cc, &c.h[7]) &&
+		sc_memcmp(sc_ccache_lookup(cc, &c.h[7]), corpus_block(&c, 7),
+			  BS) == 0))
+		goto out;
+out:
+	sc_ccache_destroy(cc);
+	corpus_free(&c);
+	return err;
+}
+
 /* Hashes equal but for the last byte land together and stay apart. */
 static int test_prefix_hashes(const struct sc_selftest_opts *o)
 {
@@ -764,6 +840,7 @@ const struct sc_selftest_case sc_selftest_cases[] = {
 	{ "peer_token", test_peer_token },
 	{ "lru_order", test_lru_order },
 	{ "elru_window", test_elru_window },
+	{ "cache_shrink", test_cache_shrink },
 	{ "prefix_hashes", test_prefix_hashes },
 	{ "collision_refused", test_collision_refused },
 	{ "sharing_counts", test_sharing_counts },

@@ -2,7 +2,8 @@
 /*
  * Core tests that need user space: hashing against OpenSSL's one-shot
  * digest as an independent oracle, the per-block and per-entry metadata
- * budgets, and the host cache under concurrent readers.
+ * budgets, the content cache when memory cannot be had (allocation
+ * failure injection), and the host cache under concurrent readers.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -44,6 +45,28 @@ static void hash_matches_openssl_oneshot(void **state)
 	sc_hasher_free(hs);
 }
 
+/* Content i: its hash is i, its 4 KiB of bytes all i. */
+static struct sc_hash content_hash(uint32_t i)
+{
+	struct sc_hash h = { .b = { 0 } };
+
+	memcpy(h.b, &i, sizeof(i));
+	return h;
+}
+
+/* Insert contents from..to-1, each with sharing count 1. */
+static void fill_blocks(struct sc_ccache *cc, uint32_t from, uint32_t to)
+{
+	uint8_t block[4096];
+	struct sc_hash h;
+
+	for (; from < to; from++) {
+		h = content_hash(from);
+		memset(block, (int)from, sizeof(block));
+		assert_int_equal(sc_ccache_insert(cc, &h, block, 1), 0);
+	}
+}
+
 static void cache_metadata_within_64_bytes_per_block(void **state)
 {
 	static const char *const policies[] = { "lru", "elru:16" };
@@ -63,11 +86,75 @@ static void cache_metadata_within_64_bytes_per_block(void **state)
 			assert_non_null(cc);
 			sc_ccache_get_stats(cc, &st);
 			assert_true(st.meta_bytes <= 64ull * caps[c]);
+			/* block memory comes with the blocks */
+			assert_int_equal(st.mem_bytes, st.meta_bytes);
+			fill_blocks(cc, 0, 3);
+			sc_ccache_get_stats(cc, &st);
 			assert_int_equal(st.mem_bytes - st.meta_bytes,
-					 4096ull * caps[c]);
+					 3 * 4096ull);
 			sc_ccache_destroy(cc);
 		}
 	}
+}
+
+static void count_evict(void *ctx, const struct sc_hash *h)
+{
+	(void)h;
+	++*(unsigned int *)ctx;
+}
+
+/*
+ * A block buffer that cannot be allocated: the insert takes the
+ * victim's buffer and the limit comes down to the blocks held, then grows
+ * again while memory is free; an empty cache does not cache the block.
+ */
+static void cache_without_memory(void **state)
+{
+	struct sc_ccache_config cfg = {
+		.block_size = 4096, .capacity_blocks = 4, .policy = "lru",
+		.on_evict = count_evict,
+	};
+	unsigned int evicted = 0;
+	struct sc_ccache_stats st;
+	struct sc_ccache *cc;
+	uint8_t block[4096] = { 0 };
+	struct sc_hash h = content_hash(9);
+
+	(void)state;
+	cfg.ctx = &evicted;
+	cc = sc_ccache_create(&cfg);
+	assert_non_null(cc);
+	fill_blocks(cc, 0, 2);
+	sc_fault_inject_alloc(1);
+	fill_blocks(cc, 2, 3);
+	assert_int_equal(sc_fault_inject_alloc(0), 0);
+	sc_ccache_get_stats(cc, &st);
+	assert_int_equal(st.blocks, 2);
+	assert_int_equal(st.limit, 2);
+	assert_int_equal(st.no_memory, 1);
+	assert_int_equal(evicted, 1);
+	h = content_hash(0);
+	assert_null(sc_ccache_lookup(cc, &h));
+	h = content_hash(2);
+	memset(block, 2, sizeof(block));
+	assert_memory_equal(sc_ccache_lookup(cc, &h), block, sizeof(block));
+	fill_blocks(cc, 3, 5);
+	sc_ccache_get_stats(cc, &st);
+	assert_int_equal(st.blocks, 4);
+	assert_int_equal(st.limit, 4);
+	assert_int_equal(evicted, 1);
+	/* empty, and no memory: not cached */
+	assert_int_equal(sc_ccache_shrink(cc, 4), 4);
+	h = content_hash(9);
+	sc_fault_inject_alloc(1);
+	assert_int_equal(sc_ccache_insert(cc, &h, block, 1), -ENOMEM);
+	sc_fault_inject_alloc(1);
+	assert_null(sc_ccache_reserve(cc, &h, 1));
+	assert_null(sc_ccache_lookup(cc, &h));
+	sc_ccache_get_stats(cc, &st);
+	assert_int_equal(st.blocks, 0);
+	assert_int_equal(st.no_memory, 3);
+	sc_ccache_destroy(cc);
 }
 
 static void csimap_within_64_bytes_per_entry(void **state)
@@ -188,6 +275,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(hash_matches_openssl_oneshot),
 		cmocka_unit_test(cache_metadata_within_64_bytes_per_block),
+		cmocka_unit_test(cache_without_memory),
 		cmocka_unit_test(csimap_within_64_bytes_per_entry),
 		cmocka_unit_test(hostcache_concurrent_readers_get_right_bytes),
 	};

@@ -34,6 +34,15 @@ static inline void *sc_calloc(size_t n, size_t size)
 	return kvcalloc(n, size, GFP_KERNEL);
 }
 
+/*
+ * Only memory that is free now: no reclaim (it would push out someone
+ * else's pages, or wait), no warning; kvfree takes kmalloc's memory too.
+ */
+static inline void *sc_zalloc_noreclaim(size_t size)
+{
+	return kzalloc(size, GFP_NOWAIT | __GFP_NOWARN);
+}
+
 static inline void sc_free(void *p)
 {
 	kvfree(p);

@@ -25,7 +25,7 @@
 extern _Thread_local unsigned int sc_alloc_fail_in;
 
 /*
- * Makes the calling thread's n-th next sc_zalloc/sc_calloc fail (n = 0:
+ * Makes the calling thread's n-th next allocation fail (n = 0:
  * none); returns the count the previous arming still had to go, so 0
  * after arming n means the failure happened.
  */
@@ -45,6 +45,12 @@ static inline void *sc_zalloc(size_t size)
 static inline void *sc_calloc(size_t n, size_t size)
 {
 	return sc_alloc_fails() ? NULL : calloc(n, size);
+}
+
+/* No reclaim in user space: what malloc gives is free memory. */
+static inline void *sc_zalloc_noreclaim(size_t size)
+{
+	return sc_zalloc(size);
 }
 
 static inline void sc_free(void *p)

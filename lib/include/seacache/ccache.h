@@ -5,11 +5,23 @@
  * Blocks are kept by content: one buffer per content hash, however many
  * logical blocks (file, lbn) hold that content.  Each block carries a
  * sharing count set by its owner (how many logical blocks are known to map
- * to it), which dedup-aware eviction policies weigh.  Capacity is a whole
- * number of blocks, fixed at creation; all memory is allocated then.
+ * to it), which dedup-aware eviction policies weigh.
  *
- * Metadata per cached block, beyond the block itself: the slot (hash,
- * index chain link, sharing count: 40 bytes), the index bucket (at most
+ * Memory.  Capacity is a whole number of blocks, fixed at creation, and
+ * so is the metadata; a block's buffer is allocated when the block comes
+ * in and freed when it leaves (a block evicted for room hands its buffer
+ * to the one coming in), so an idle or shrunk cache gives memory back.
+ * The limit is how many blocks the cache may hold now, at most the
+ * capacity: below it an insert allocates (reclaiming memory if it must),
+ * at it an insert evicts.  sc_ccache_shrink gives blocks back and lowers
+ * the limit; an insert at the limit raises it again by one when a buffer
+ * can be had from memory that is free, without reclaim.  When even the
+ * reclaiming allocation fails the limit comes down to the blocks held
+ * (the insert recycles the victim's buffer), or the block is not cached
+ * if there is none.
+ *
+ * Metadata per block of capacity: the slot (hash, index chain link,
+ * sharing count, buffer pointer: 48 bytes), the index bucket (at most
  * 8 bytes) and the policy's own state (8 bytes for LRU and ELRU-n).
  *
  * Not thread-safe: the caller serializes (see hostcache.h).
@@ -35,9 +47,12 @@ struct sc_ccache_stats {
 	uint64_t misses;	/* lookups that did not */
 	uint64_t inserts;	/* blocks placed in the cache */
 	uint64_t evictions;	/* blocks the policy chose to drop */
+	uint64_t shrunk;	/* ... of them given back by sc_ccache_shrink */
+	uint64_t no_memory;	/* inserts that found no buffer to allocate */
 	uint64_t collisions;	/* same hash, other bytes: refused */
 	uint64_t bytes_in;	/* bytes copied in by inserts */
 	uint64_t blocks;	/* blocks cached now */
+	uint64_t limit;		/* blocks it may hold now, <= capacity */
 	uint64_t mem_bytes;	/* all memory held, data included */
 	uint64_t meta_bytes;	/* memory held beyond block data */
 };
@@ -45,9 +60,10 @@ struct sc_ccache_stats {
 struct sc_ccache {
 	uint32_t block_size;
 	uint32_t capacity;
+	uint32_t limit;		/* blocks held before an insert evicts */
 	struct sc_hash *hash;	/* per slot */
 	uint32_t *share;	/* per slot */
-	uint8_t *data;		/* capacity * block_size */
+	void **block;		/* per slot: the block's buffer, NULL if free */
 	struct sc_itab tab;	/* content hash -> slot */
 	uint32_t free_head;	/* free slots, linked through tab.next */
 	struct sc_policy policy;
@@ -64,16 +80,17 @@ uint32_t sc_ccache_find(const struct sc_ccache *cc, const struct sc_hash *h);
 
 /*
  * Read access to content h: its block, or NULL.  Counts a hit or a miss
- * and tells the policy.  The pointer is valid until the next insert or
- * remove.
+ * and tells the policy.  The pointer is valid until the next insert,
+ * remove or shrink.
  */
 const void *sc_ccache_lookup(struct sc_ccache *cc, const struct sc_hash *h);
 
 /*
  * Place content h (block_size bytes at data) with sharing count share,
- * evicting a block if the cache is full.  If h is cached already the bytes
- * are compared: equal is a hit (share updated), different is a hash
- * collision: logged, counted, refused with -SC_EEXIST.
+ * evicting a block if the cache is at its limit.  If h is cached already
+ * the bytes are compared: equal is a hit (share updated), different is a
+ * hash collision: logged, counted, refused with -SC_EEXIST.  -SC_ENOMEM
+ * if the cache is empty and no buffer can be allocated.
  */
 int sc_ccache_insert(struct sc_ccache *cc, const struct sc_hash *h,
 		     const void *data, uint32_t share);
@@ -82,7 +99,8 @@ int sc_ccache_insert(struct sc_ccache *cc, const struct sc_hash *h,
  * Make room for content h, not cached yet, and return its buffer for the
  * caller to fill with the block before anyone reads it (e.g. straight from
  * the network, saving a copy).  The caller must have checked that the
- * bytes it will write hash to h.  NULL if h is cached already.
+ * bytes it will write hash to h.  NULL if h is cached already, or if the
+ * cache is empty and no buffer can be allocated.
  */
 void *sc_ccache_reserve(struct sc_ccache *cc, const struct sc_hash *h,
 			uint32_t share);
@@ -94,10 +112,17 @@ void sc_ccache_set_share(struct sc_ccache *cc, const struct sc_hash *h,
 /* Drop h; false if it was not cached.  on_evict is not called. */
 bool sc_ccache_remove(struct sc_ccache *cc, const struct sc_hash *h);
 
+/*
+ * Memory is short: evict up to n blocks through the policy (each told to
+ * on_evict), free their buffers and lower the limit to the blocks left.
+ * Returns the blocks given back.
+ */
+uint32_t sc_ccache_shrink(struct sc_ccache *cc, uint32_t n);
+
 static inline const void *sc_ccache_slot_data(const struct sc_ccache *cc,
 					      uint32_t slot)
 {
-	return cc->data + (size_t)slot * cc->block_size;
+	return cc->block[slot];
 }
 
 void sc_ccache_get_stats(const struct sc_ccache *cc,

@@ -7,6 +7,8 @@
  * include path (lib/env/user or lib/env/kernel); its sc_env.h provides:
  *   fixed-width integers, bool, size_t, NULL;
  *   sc_zalloc/sc_calloc/sc_free (zeroed memory, may be large);
+ *   sc_zalloc_noreclaim: zeroed memory only if it is free now, NULL
+ *     rather than reclaiming anything (kernel: GFP_NOWAIT), sc_free'd;
  *   memcpy, memcmp, memset, strcmp, strncmp, strlen and the errno values
  *     (used here through the sc_ names below);
  *   struct sc_mutex with sc_mutex_init/lock/unlock/destroy;

@@ -177,6 +177,18 @@ void sc_host_forget_file(struct sc_host *h, uint64_t file);
 /* Sends queued eviction notices (and renews the lease) when idle. */
 int sc_host_idle(struct sc_host *h);
 
+/*
+ * For a memory shrinker: the blocks in the content cache, and up to nr of
+ * them given back (evicted through the policy, their memory freed; the
+ * returned count).  No network and no allocation: the eviction notices
+ * are queued for the next request or sc_host_idle (those a full queue
+ * cannot take are dropped and counted, as for any eviction).  Both take
+ * the cache's lock: never call them from reclaim in a NOFS scope (host
+ * calls allocate under that lock in one).
+ */
+uint32_t sc_host_cache_blocks(struct sc_host *h);
+uint32_t sc_host_shrink(struct sc_host *h, uint32_t nr);
+
 /* For the peer server (sc_peer_get_fn): copy content hash out of cache. */
 int sc_host_peer_get(void *host, const struct sc_hash *hash, void *buf,
 		     uint32_t *len);

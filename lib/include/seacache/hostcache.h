@@ -157,6 +157,17 @@ uint32_t sc_hostcache_drop_file(struct sc_hostcache *hc, uint64_t file);
 void sc_hostcache_forget_file(struct sc_hostcache *hc, uint64_t file);
 /* Forget every mapping (a new server epoch, §6.2); tags and data stay. */
 uint32_t sc_hostcache_drop_all(struct sc_hostcache *hc);
+/*
+ * Memory is short: up to n cached blocks leave through the eviction
+ * policy (each told to on_evict) and their memory is freed; the content
+ * cache holds no more than what is left until memory is free again
+ * (ccache.h).  Returns the blocks given back.  Takes the lock, under
+ * which every allocation runs in a NOFS scope, so memory reclaim may
+ * call it unless it comes from a NOFS scope itself.
+ */
+uint32_t sc_hostcache_shrink(struct sc_hostcache *hc, uint32_t n);
+/* Blocks in the content cache now. */
+uint32_t sc_hostcache_blocks(struct sc_hostcache *hc);
 /* Sharing count of cached content h, or SC_NIL if it is not cached. */
 uint32_t sc_hostcache_block_share(struct sc_hostcache *hc,
 				  const struct sc_hash *h);

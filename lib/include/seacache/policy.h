@@ -8,8 +8,9 @@
  * are known to hold that content).  The cache calls:
  *   insert(slot)  a block was placed in a free slot;
  *   hit(slot)     the block in slot was read;
- *   victim()      which slot to evict now (the cache is full; at least one
- *                 slot is occupied); the policy does not forget it yet;
+ *   victim()      which slot to evict now (the cache is at its limit, or
+ *                 gives memory back; at least one slot is occupied); the
+ *                 policy does not forget it yet;
  *   remove(slot)  the block left the cache (evicted or dropped).
  *
  * Policies that remember blocks after they left (ARC's ghost lists) learn
