@@ -408,28 +408,14 @@ static uint64_t get64(const uint8_t *p)
 	return v;
 }
 
-static uint32_t get32be(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | p[3];
-}
-
-static void put32be(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
 static int send_handshake(struct box *b, struct link *l)
 {
 	uint8_t hs[HS_LEN] = { 0 };
 
 	memcpy(hs, HS_MAGIC, sizeof(HS_MAGIC));
-	put32be(hs + 8, HS_VERSION);
-	put32be(hs + 12, b->cfg->store_slots);
-	put32be(hs + 16, b->cfg->side == SIDE_HOST && b->cfg->rw ? HS_RW : 0);
+	dbx_put32(hs + 8, HS_VERSION);
+	dbx_put32(hs + 12, b->cfg->store_slots);
+	dbx_put32(hs + 16, b->cfg->side == SIDE_HOST && b->cfg->rw ? HS_RW : 0);
 	put64(hs + 24, b->instance);
 	return dbx_buf_put(&l->out, hs, sizeof(hs));
 }
@@ -589,8 +575,8 @@ static const struct dbx_decoder_ops dec_ops = {
 /* The peer's handshake is in l->hs: check it, make the codec. */
 static const char *handshake_done(struct box *b, struct link *l)
 {
-	uint32_t version = get32be(l->hs + 8), slots = get32be(l->hs + 12);
-	uint32_t flags = get32be(l->hs + 16);
+	uint32_t version = dbx_get32(l->hs + 8), slots = dbx_get32(l->hs + 12);
+	uint32_t flags = dbx_get32(l->hs + 16);
 	bool dedup_tx;
 
 	if (memcmp(l->hs, HS_MAGIC, sizeof(HS_MAGIC)))

@@ -76,23 +76,9 @@ static void put16(uint8_t *p, uint32_t v)
 	p[1] = (uint8_t)v;
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
 static uint32_t get16(const uint8_t *p)
 {
 	return (uint32_t)p[0] << 8 | p[1];
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | p[3];
 }
 
 /* ---- the encoder's index ------------------------------------------------ */
@@ -202,7 +188,7 @@ static uint8_t *frame(struct dbx_encoder *e, struct dbx_buf *out,
 		return NULL;
 	p = out->p + out->len;
 	p[0] = type;
-	put32(p + 1, ch);
+	dbx_put32(p + 1, ch);
 	out->len += len;
 	e->st.link_bytes += len;
 	return p;
@@ -215,7 +201,7 @@ static int lit(struct enc_run *r, const uint8_t *p, size_t n)
 		uint8_t *f;
 
 		if (r->lit_open)
-			have = get32(r->out->p + r->out->off + r->lit_at + HDR);
+			have = dbx_get32(r->out->p + r->out->off + r->lit_at + HDR);
 		if (!r->lit_open || have == DBX_LIT_MAX) {
 			f = frame(r->e, r->out, DBX_LIT, r->ch, HDR + 4);
 			if (!f)
@@ -227,7 +213,7 @@ static int lit(struct enc_run *r, const uint8_t *p, size_t n)
 		take = (uint32_t)(n < DBX_LIT_MAX - have ? n : DBX_LIT_MAX - have);
 		if (dbx_buf_put(r->out, p, take))
 			return -1;
-		put32(r->out->p + r->out->off + r->lit_at + HDR, have + take);
+		dbx_put32(r->out->p + r->out->off + r->lit_at + HDR, have + take);
 		r->e->st.link_bytes += take;
 		r->e->st.lit_bytes += take;
 		p += take;
@@ -252,7 +238,7 @@ static int block(struct enc_run *r, const uint8_t *p, uint32_t n)
 		f = frame(e, r->out, DBX_REF, r->ch, REF_LEN);
 		if (!f)
 			return -1;
-		put32(f + HDR, slot);
+		dbx_put32(f + HDR, slot);
 		memcpy(f + HDR + 4, h.b, SC_HASH_LEN);
 		e->st.ref_blocks++;
 		e->st.ref_bytes += n;
@@ -262,7 +248,7 @@ static int block(struct enc_run *r, const uint8_t *p, uint32_t n)
 	if (!f)
 		return -1;
 	slot = index_take(e->index, &e->st);
-	put32(f + HDR, slot);
+	dbx_put32(f + HDR, slot);
 	put16(f + HDR + 4, n);
 	memcpy(f + HDR + 6, h.b, SC_HASH_LEN);
 	memcpy(f + NEW_HDR, p, n);
@@ -290,7 +276,7 @@ static long find_payload(const uint8_t *scan, uint32_t scan_len,
 			 uint32_t frag_len)
 {
 	for (uint32_t q = 0; q + 4 <= scan_len; q += 4) {
-		uint32_t n = get32(scan + q);
+		uint32_t n = dbx_get32(scan + q);
 
 		if (n >= DBX_PAYLOAD_MIN && q + 4 + pad4(n) == frag_len)
 			return q;
@@ -312,7 +298,7 @@ static int scan_done(struct enc_run *r, struct dbx_chunker *c)
 		return lit(r, c->scan, c->scan_len);
 	}
 	head = (uint32_t)q + 4;
-	c->payload_left = get32(c->scan + q);
+	c->payload_left = dbx_get32(c->scan + q);
 	c->frag_left -= head;
 	c->block_len = 0;
 	c->skip = 0;
@@ -338,7 +324,7 @@ static int feed(struct enc_run *r, struct dbx_chunker *c, const uint8_t *p,
 				return -1;
 			if (c->mark_len == 4) {
 				c->mark_len = 0;
-				c->frag_left = get32(c->mark) & 0x7fffffffu;
+				c->frag_left = dbx_get32(c->mark) & 0x7fffffffu;
 				c->scan_len = 0;
 				c->scan_want = c->frag_left < DBX_SCAN ?
 					       c->frag_left : DBX_SCAN;
@@ -461,7 +447,7 @@ int dbx_put_credit(struct dbx_encoder *e, struct dbx_buf *out, uint32_t ch,
 
 	if (!f)
 		return -1;
-	put32(f + HDR, n);
+	dbx_put32(f + HDR, n);
 	return 0;
 }
 
@@ -521,7 +507,7 @@ static long frame_len(struct dbx_decoder *d, const uint8_t *in, size_t len)
 	case DBX_LIT:
 		if (len < HDR + 4)
 			return 0;
-		n = get32(in + HDR);
+		n = dbx_get32(in + HDR);
 		if (n == 0 || n > DBX_LIT_MAX)
 			BAD("LIT of %u bytes", n);
 		return HDR + 4 + n;
@@ -543,7 +529,7 @@ static long frame_len(struct dbx_decoder *d, const uint8_t *in, size_t len)
 
 static long one_frame(struct dbx_decoder *d, const uint8_t *f, size_t flen)
 {
-	uint32_t ch = get32(f + 1), slot;
+	uint32_t ch = dbx_get32(f + 1), slot;
 	char target[TARGET_MAX + 1];
 	int rc = 0;
 
@@ -562,7 +548,7 @@ static long one_frame(struct dbx_decoder *d, const uint8_t *f, size_t flen)
 		rc = d->ops->data(d->ctx, ch, f + HDR + 4, flen - HDR - 4);
 		break;
 	case DBX_NEW:
-		slot = get32(f + HDR);
+		slot = dbx_get32(f + HDR);
 		if (slot >= d->capacity)
 			BAD("NEW to slot %u of %u", slot, d->capacity);
 		if (!d->store) {
@@ -577,7 +563,7 @@ static long one_frame(struct dbx_decoder *d, const uint8_t *f, size_t flen)
 		rc = d->ops->data(d->ctx, ch, f + NEW_HDR, flen - NEW_HDR);
 		break;
 	case DBX_REF:
-		slot = get32(f + HDR);
+		slot = dbx_get32(f + HDR);
 		if (slot >= d->capacity || !d->len[slot])
 			BAD("REF to slot %u, which holds nothing", slot);
 		if (memcmp(d->hash[slot].b, f + HDR + 4, SC_HASH_LEN))
@@ -586,7 +572,7 @@ static long one_frame(struct dbx_decoder *d, const uint8_t *f, size_t flen)
 				  d->len[slot]);
 		break;
 	case DBX_CREDIT:
-		rc = d->ops->credit(d->ctx, ch, get32(f + HDR));
+		rc = d->ops->credit(d->ctx, ch, dbx_get32(f + HDR));
 		break;
 	}
 	return rc ? -2 : 0;

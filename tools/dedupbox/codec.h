@@ -49,6 +49,21 @@ enum dbx_frame_type {
 	DBX_CREDIT = 6,	/* the receiver took N more bytes of the channel */
 };
 
+/* Big-endian numbers, as every frame and the handshake carry them. */
+static inline void dbx_put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static inline uint32_t dbx_get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | p[3];
+}
+
 /* A growable byte buffer: bytes [off, len) are pending. */
 struct dbx_buf {
 	uint8_t *p;
