@@ -8,7 +8,7 @@ GEN        := -G Ninja
 LAB_ARGS   ?=
 FUZZ_SECONDS ?= 600
 
-.PHONY: all deps deps-kernel deps-test build build-asan test test-unit test-kernel \
+.PHONY: all deps deps-kernel deps-test build build-asan test test-unit test-kernel test-kernel-debug \
 	test-fsal lab bench bench-fsal bench-kernel checkpatch fuzz clean help sim-plots module dkms-source
 
 all: build
@@ -20,6 +20,9 @@ help:
 	@echo "                  FSAL (a real ganesha.nfsd with FSAL_VFS and FSAL_DEDUP)"
 	@echo "make test-unit    unit tests only (plain and ASan+UBSan)"
 	@echo "make test-kernel  kernel tests only"
+	@echo "make test-kernel-debug  kernel tests on a debug kernel (KASAN, lockdep, kmemleak, ...) built"
+	@echo "                  once from Debian's linux-source-6.1 and cached (the first build takes"
+	@echo "                  about half an hour, so make test does not run it)"
 	@echo "make test-fsal    FSAL tests only (ganesha.nfsd in private namespaces, libnfs client)"
 	@echo "make bench        speed and memory of the core, the CSI codec and transport, the dedup"
 	@echo "                  store (dstore-bench), NFS over FSAL_VFS vs FSAL_DEDUP and the CSI"
@@ -71,6 +74,14 @@ test-unit: deps-test build build-asan
 
 test-kernel: deps-kernel build
 	ctest --test-dir $(BUILD) --output-on-failure -L kernel
+
+# The debug kernel's path is taken first: a failed build must not leave the
+# tests running on Debian's kernel.  Its checkers slow the guest down.
+test-kernel-debug: deps-kernel build
+	@scripts/install-deps debug-kernel
+	@kdir=$$(scripts/debug-kernel) && \
+	SEACACHE_GUEST_KERNEL=$$kdir SEACACHE_GUEST_TIMEOUT_SCALE=3 \
+		ctest --test-dir $(BUILD) --output-on-failure -L kernel
 
 test-fsal: build
 	ctest --test-dir $(BUILD) --output-on-failure -L fsal
