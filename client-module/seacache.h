@@ -41,7 +41,7 @@ struct scfs_options {
 	u16 csi_port;
 	u64 cache_bytes;		/* cache= content cache size */
 	char *policy;			/* policy= eviction policy spec */
-	enum sc_host_variant variant;	/* variant= */
+	enum sc_variant variant;	/* variant= */
 	char *peer;			/* peer= ADDR:PORT, as given; or NULL */
 	struct sockaddr_storage peer_addr;
 };

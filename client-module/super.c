@@ -121,7 +121,7 @@ static int scfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 		text = &o->policy;
 		break;
 	case Opt_variant:
-		if (sc_host_variant_parse(param->string, &o->variant))
+		if (sc_variant_parse(param->string, &o->variant))
 			return invalfc(fc, "variant=%s: one of baseline, readhash, tracker, push, coop, dedup-rw, seacache",
 				       param->string);
 		return 0;
@@ -265,7 +265,7 @@ static int scfs_show_options(struct seq_file *m, struct dentry *root)
 	seq_printf(m, ",csi_port=%u,cache=%lluk", o->csi_port,
 		   o->cache_bytes >> 10);
 	seq_show_option(m, "policy", o->policy);
-	seq_show_option(m, "variant", sc_host_variant_name(o->variant));
+	seq_show_option(m, "variant", sc_variants[o->variant].name);
 	if (o->peer)
 		seq_show_option(m, "peer", o->peer);
 	return 0;

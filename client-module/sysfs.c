@@ -119,7 +119,7 @@ static ssize_t scfs_text_show(struct scfs_sb_info *sbi, const char *name,
 	if (!strcmp(name, "policy"))
 		return sysfs_emit(buf, "%s\n", o->policy);
 	if (!strcmp(name, "variant"))
-		return sysfs_emit(buf, "%s\n", sc_host_variant_name(o->variant));
+		return sysfs_emit(buf, "%s\n", sc_variants[o->variant].name);
 	if (!strcmp(name, "cache_bytes"))
 		return sysfs_emit(buf, "%llu\n", o->cache_bytes);
 	if (!strcmp(name, "server"))

@@ -5,7 +5,8 @@
 #
 #   base      hashing, the index table and LRU list every structure is built on
 #   cache     content cache, its slot policies, CSI-Map cache, host cache
-#   proto     XDR, the CSI codec, ONC RPC headers and record marks, peer tokens
+#   proto     XDR, the CSI codec, ONC RPC headers and record marks, peer tokens,
+#             the protocol variants
 #   host      the SeaCache host: the client half of the CSI protocol, peer serving
 #   selftest  self-tests and golden-vector builders: test modules only
 #   dcache    the papers' request-level cache organisations: user space only
@@ -15,7 +16,7 @@ SC_BASE_SRCS := base/hash.c base/itab.c base/lru.c
 SC_CACHE_SRCS := cache/ccache.c cache/policy.c cache/policy_lru.c \
 	cache/policy_elru.c cache/policy_arc.c cache/csimap.c cache/hostcache.c
 SC_PROTO_SRCS := proto/xdr.c proto/csi_codec.c proto/rpc_msg.c \
-	proto/peer_token.c
+	proto/peer_token.c proto/variant.c
 SC_HOST_SRCS := host/host.c host/host_read.c host/host_write.c \
 	host/peer_serve.c
 SC_SELFTEST_SRCS := selftest/selftest.c selftest/csi_vectors.c

@@ -27,51 +27,6 @@
 
 #define HOST_TRACKED (CSI_FEAT_TRACKER | CSI_FEAT_COOP | CSI_FEAT_DEDUP_WRITE)
 
-static const char *const variant_names[SC_VARIANT_COUNT] = {
-	[SC_VARIANT_BASELINE] = "baseline",
-	[SC_VARIANT_READ_HASH] = "readhash",
-	[SC_VARIANT_TRACKER] = "tracker",
-	[SC_VARIANT_PUSH] = "push",
-	[SC_VARIANT_COOP] = "coop",
-	[SC_VARIANT_DEDUP_RW] = "dedup-rw",
-	[SC_VARIANT_SEACACHE] = "seacache",
-};
-
-/* PROTOCOL.md §8's table. */
-static const uint32_t variant_features[SC_VARIANT_COUNT] = {
-	[SC_VARIANT_BASELINE] = 0,
-	[SC_VARIANT_READ_HASH] = CSI_FEAT_READ_HASH,
-	[SC_VARIANT_TRACKER] = CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER,
-	[SC_VARIANT_PUSH] = CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER |
-			    CSI_FEAT_PUSH,
-	[SC_VARIANT_COOP] = CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER |
-			    CSI_FEAT_PUSH | CSI_FEAT_COOP,
-	[SC_VARIANT_DEDUP_RW] = CSI_FEAT_READ_HASH | CSI_FEAT_DEDUP_WRITE,
-	[SC_VARIANT_SEACACHE] = CSI_FEAT_ALL,
-};
-
-const char *sc_host_variant_name(enum sc_host_variant v)
-{
-	return (unsigned int)v < SC_VARIANT_COUNT ? variant_names[v] : "?";
-}
-
-int sc_host_variant_parse(const char *name, enum sc_host_variant *v)
-{
-	unsigned int i;
-
-	for (i = 0; i < SC_VARIANT_COUNT; i++)
-		if (!sc_strcmp(name, variant_names[i])) {
-			*v = (enum sc_host_variant)i;
-			return 0;
-		}
-	return -SC_EINVAL;
-}
-
-uint32_t sc_host_variant_features(enum sc_host_variant v)
-{
-	return (unsigned int)v < SC_VARIANT_COUNT ? variant_features[v] : 0;
-}
-
 int host_status_err(uint32_t status)
 {
 	switch (status) {
@@ -439,7 +394,7 @@ int sc_host_create(const struct sc_host_config *cfg, struct sc_host **out)
 	if (nl)
 		sc_memcpy(h->name, cfg->name, nl);
 	h->peer = cfg->peer;
-	h->requested = sc_host_variant_features(cfg->variant);
+	h->requested = sc_variants[cfg->variant].features;
 	h->cache_blocks = cfg->cache_blocks;
 	err = host_register(h, 0);
 	if (err)

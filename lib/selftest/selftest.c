@@ -4,6 +4,7 @@
 #include "seacache/peer_token.h"
 #include "seacache/prng.h"
 #include "seacache/selftest.h"
+#include "seacache/variant.h"
 
 /*
  * A check: true if cond holds; otherwise logs where it failed, sets *err
@@ -835,6 +836,40 @@ out:
 	return err;
 }
 
+/*
+ * The variants: PROTOCOL.md §8's features, each found by both its names
+ * (the host's and the paper's), an unknown name refused.
+ */
+static int test_variants(const struct sc_selftest_opts *o)
+{
+	static const uint32_t want[SC_VARIANT_COUNT] = {
+		0x00, 0x01, 0x03, 0x07, 0x0f, 0x11, 0x1f,
+	};
+	enum sc_variant v, found;
+	int err = 0;
+
+	(void)o;
+	for (v = 0; v < SC_VARIANT_COUNT; v++) {
+		if (!OK(sc_variants[v].features == want[v]))
+			goto out;
+		found = SC_VARIANT_COUNT;
+		if (!OK(!sc_variant_parse(sc_variants[v].name, &found) &&
+			found == v))
+			goto out;
+		found = SC_VARIANT_COUNT;
+		if (!OK(!sc_variant_parse(sc_variants[v].paper_name, &found) &&
+			found == v))
+			goto out;
+	}
+	if (!OK(!sc_variant_parse("dedup-read", &found) &&
+		found == SC_VARIANT_READ_HASH))
+		goto out;
+	if (!OK(sc_variant_parse("Seacache", &found) == -SC_EINVAL))
+		goto out;
+out:
+	return err;
+}
+
 const struct sc_selftest_case sc_selftest_cases[] = {
 	{ "hash_vectors", test_hash_vectors },
 	{ "peer_token", test_peer_token },
@@ -849,6 +884,7 @@ const struct sc_selftest_case sc_selftest_cases[] = {
 	{ "random_elru_vs_model", test_random_elru },
 	{ "bad_config", test_bad_config },
 	{ "waitq", test_waitq },
+	{ "variants", test_variants },
 };
 
 const unsigned int sc_selftest_ncases = SC_ARRAY_SIZE(sc_selftest_cases);

@@ -156,7 +156,7 @@ struct th {
 	struct sc_host *h;
 	struct sc_host_transport_state *st;
 	struct ft ft;
-	enum sc_host_variant v;
+	enum sc_variant v;
 };
 
 /* A loopback port nothing listens on: a peer that died. */
@@ -176,7 +176,7 @@ static uint16_t dead_port(void)
 
 enum { PEER_NONE, PEER_SERVE, PEER_DEAD };
 
-static struct th *th_new(uint8_t uuid, enum sc_host_variant v,
+static struct th *th_new(uint8_t uuid, enum sc_variant v,
 			 uint32_t cache_blocks, int peer)
 {
 	struct sc_host_transport_opts o = { .server = hb_server(),
@@ -194,7 +194,7 @@ static struct th *th_new(uint8_t uuid, enum sc_host_variant v,
 	t->v = v;
 	memset(c.uuid, uuid, sizeof(c.uuid));
 	snprintf(name, sizeof(name), "test-%02x-%s", uuid,
-		 sc_host_variant_name(v));
+		 sc_variants[v].name);
 	c.name = name;
 	assert_int_equal(sc_host_transport_open(&o, &t->ft.inner, &t->st), 0);
 	sc_host_transport_peer_addr(t->st, &c.peer);
@@ -212,7 +212,7 @@ static struct th *th_new(uint8_t uuid, enum sc_host_variant v,
 	c.tr.ctx = &t->ft;
 	assert_int_equal(sc_host_create(&c, &t->h), 0);
 	assert_int_equal(sc_host_block_size(t->h), BS);
-	assert_int_equal(sc_host_features(t->h), sc_host_variant_features(v));
+	assert_int_equal(sc_host_features(t->h), sc_variants[v].features);
 	sc_host_transport_set_host(t->st, t->h);
 	return t;
 }
@@ -256,11 +256,11 @@ static void check_read(struct th *t, uint64_t file, const uint8_t *ref,
 	got = sc_host_read(t->h, file, off, buf, len);
 	if (got != (ssize_t)want)
 		fail_msg("%s: read %llu+%zu of a %llu-byte file: %zd",
-			 sc_host_variant_name(t->v), (unsigned long long)off,
+			 sc_variants[t->v].name, (unsigned long long)off,
 			 len, (unsigned long long)size, got);
 	if (want && memcmp(buf, ref + off, want))
 		fail_msg("%s: read %llu+%zu: byte %zu differs",
-			 sc_host_variant_name(t->v), (unsigned long long)off,
+			 sc_variants[t->v].name, (unsigned long long)off,
 			 len, first_diff(buf, ref + off, want));
 	free(buf);
 }
@@ -314,7 +314,7 @@ static void test_read_variants(void **state)
 		check_read(t, base_id, base, FSIZE, 0, FSIZE);
 		s1 = th_stats(t);
 		printf("%s: data %llu, hash only %llu, content hits %llu, calls %llu\n",
-		       sc_host_variant_name(v),
+		       sc_variants[v].name,
 		       (unsigned long long)s1.server_data_blocks,
 		       (unsigned long long)s1.hash_only_blocks,
 		       (unsigned long long)s1.content_hits,
@@ -354,7 +354,7 @@ static void test_write_variants(void **state)
 		uint64_t size = 0, id;
 		struct sc_host_stats s;
 
-		snprintf(name, sizeof(name), "w-%s", sc_host_variant_name(v));
+		snprintf(name, sizeof(name), "w-%s", sc_variants[v].name);
 		id = hb_create(name, NULL, 0);
 		memset(ref, 0, sizeof(ref));
 		/* whole base content first: Dedup-W may send it by hash */
@@ -868,14 +868,14 @@ static void test_random(void **state)
 	}
 	memset(rh, 0, sizeof(rh));
 	for (i = 0; i < RND_HOSTS; i++) {
-		enum sc_host_variant v = sc_prng_below(&r, SC_VARIANT_COUNT);
+		enum sc_variant v = sc_prng_below(&r, SC_VARIANT_COUNT);
 
 		/* small caches: evictions, notices, FORCE_DATA races */
 		rh[i].t = th_new(0x60 + i, v, 16 + sc_prng_below(&r, 64),
 				 PEER_SERVE);
 		rh[i].seed = seed * 131 + i;
 		rh[i].ops_wanted = ops;
-		printf("  host %d: %s\n", i, sc_host_variant_name(v));
+		printf("  host %d: %s\n", i, sc_variants[v].name);
 	}
 	atomic_store(&rnd_failed, false);
 	for (i = 0; i < RND_HOSTS; i++)

@@ -60,7 +60,7 @@ void *csi_backend_new(const struct host_paths *p,
 	}
 	b->paths = *p;
 	pthread_mutex_init(&b->lock, NULL);
-	if (sc_host_variant_parse(o->variant, &hc.variant)) {
+	if (sc_variant_parse(o->variant, &hc.variant)) {
 		snprintf(err, errlen, "unknown variant %s", o->variant);
 		goto fail;
 	}

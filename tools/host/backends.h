@@ -45,7 +45,7 @@ extern const struct backend_ops nfs_backend_ops;
 struct csi_backend_opts {
 	const char *server;		/* numeric address of the CSI service */
 	uint16_t port;
-	const char *variant;		/* sc_host_variant_name() */
+	const char *variant;		/* a name sc_variant_parse() knows */
 	uint32_t cache_blocks;
 	const char *policy;		/* NULL: the library's default */
 	const char *peer_bind;		/* serve peer reads here; NULL: none */

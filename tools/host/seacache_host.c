@@ -17,9 +17,21 @@
 
 #include "backends.h"
 #include "replay.h"
+#include "seacache/variant.h"
+
+/* One line of --help: the variant's names (the paper's, if other). */
+static void print_variant(FILE *f, const struct sc_variant_info *v)
+{
+	fprintf(f, "                         %s", v->name);
+	if (strcmp(v->name, v->paper_name))
+		fprintf(f, " (or %s)", v->paper_name);
+	fputc('\n', f);
+}
 
 static void usage(FILE *f)
 {
+	unsigned int i;
+
 	fprintf(f,
 "usage: seacache-host --workload FILE (--server ADDR | --mode nfs --nfs-url URL |\n"
 "                     --mode file --mount DIR) [options]\n"
@@ -36,8 +48,10 @@ static void usage(FILE *f)
 "  --mount DIR          file: the mounted export (its counters are the\n"
 "                       seacache.ko mount's, if it is one)\n"
 "  --nfs-url URL        nfs: nfs://ADDR/EXPORT[?nfsport=P&mountport=P]\n"
-"  --variant NAME       csi: baseline, readhash, tracker, push, coop,\n"
-"                       dedup-rw or seacache (default)\n"
+"  --variant NAME       csi: the protocol variant (seacache), one of\n");
+	for (i = 0; i < SC_VARIANT_COUNT; i++)
+		print_variant(f, &sc_variants[i]);
+	fprintf(f,
 "  --csi-port P         the CSI service's port (12050)\n"
 "  --export PATH        the export's pseudo path (/export)\n"
 "  --dir DIR            the images' directory below the export (lab)\n"

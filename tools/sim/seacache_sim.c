@@ -72,8 +72,15 @@ static void usage(FILE *f)
 		"\n"
 		"  --mode system|cache   system (default): VMs, hosts, server, the seven variants;\n"
 		"                        cache: one storage cache fed every block (policy papers)\n"
-		"  --variants LIST       baseline,dedup-read,w-tracker,ss-push,coop-cache,dedup-rw,\n"
-		"                        seacache or all (default all)\n"
+		"  --variants LIST       all (default) or any of these; the names in\n"
+		"                        parentheses (seacache-host's) name them too:\n");
+	for (i = 0; i < SC_VARIANT_COUNT; i++) {
+		fprintf(f, "                          %s", sc_variants[i].paper_name);
+		if (strcmp(sc_variants[i].name, sc_variants[i].paper_name))
+			fprintf(f, " (%s)", sc_variants[i].name);
+		fputc('\n', f);
+	}
+	fprintf(f,
 		"  --policy LIST         host cache (system) or the cache (cache mode); default lru\n"
 		"  --host-cache LIST     sizes: N blocks, N[K|M|G] bytes, N%% of the trace's\n"
 		"                        distinct blocks (default 25%%)\n"
@@ -382,7 +389,7 @@ static void csv_row(FILE *f, const struct opts *o, const struct sim_params *p,
 	int i;
 
 	fprintf(f, "%s,%s,%s,%u,%u,%u,%u,%u,%u,", sys ? "system" : "cache",
-		sys ? sim_variant_names[p->variant] : "", p->policy,
+		sys ? sc_variants[p->variant].paper_name : "", p->policy,
 		p->block_size, r->vms, r->hosts, sys ? p->vm_cache_blocks : 0,
 		p->host_cache_blocks, sys ? p->server_cache_blocks : 0);
 	if (pct >= 0)
@@ -506,7 +513,7 @@ static int run_all(struct opts *o)
 {
 	FILE *out = stdout;
 	int ib, iv, ic, ip, ivar, nvar = 0;
-	enum sim_variant vars[SIM_NVARIANTS * 2];
+	enum sc_variant vars[SC_VARIANT_COUNT * 2];
 	bool need_pct = false;
 	int k;
 
@@ -516,23 +523,20 @@ static int run_all(struct opts *o)
 		return 1;
 	}
 	for (k = 0; k < o->variants.n; k++) {
-		int j;
+		enum sc_variant v;
 
 		if (!strcmp(o->variants.v[k], "all")) {
-			for (j = 0; j < SIM_NVARIANTS; j++)
-				vars[nvar++] = j;
+			for (v = 0; v < SC_VARIANT_COUNT; v++)
+				vars[nvar++] = v;
 			continue;
 		}
-		for (j = 0; j < SIM_NVARIANTS; j++)
-			if (!strcmp(o->variants.v[k], sim_variant_names[j]))
-				break;
-		if (j == SIM_NVARIANTS) {
+		if (sc_variant_parse(o->variants.v[k], &v)) {
 			fprintf(stderr, "seacache-sim: unknown variant '%s' (see --help)\n",
 				o->variants.v[k]);
 			return 2;
 		}
-		if (nvar < SIM_NVARIANTS * 2)
-			vars[nvar++] = j;
+		if (nvar < SC_VARIANT_COUNT * 2)
+			vars[nvar++] = v;
 	}
 	if (o->mode == SIM_MODE_CACHE)
 		nvar = 1;
@@ -610,7 +614,7 @@ static int run_all(struct opts *o)
 						snprintf(label, sizeof(label),
 							 "%s %s %u blocks bs %u",
 							 o->mode == SIM_MODE_SYSTEM ?
-							 sim_variant_names[p.variant] :
+							 sc_variants[p.variant].paper_name :
 							 "cache",
 							 p.policy, hc, bs);
 						t0 = now_s();

@@ -22,11 +22,6 @@
 
 #define SIM_MAX_HOSTS 64u
 
-const char *const sim_variant_names[SIM_NVARIANTS] = {
-	"baseline", "dedup-read", "w-tracker", "ss-push", "coop-cache",
-	"dedup-rw", "seacache",
-};
-
 /* A growable interning table: key -> dense slot. */
 struct gtab {
 	uint64_t *key;
@@ -43,7 +38,8 @@ struct host {
 
 struct sim {
 	struct sim_params p;
-	bool tracker, push, coop, dedup_write, csi;
+	/* The variant's features; csi false: Baseline, no hashes at all. */
+	bool csi, tracker, push, coop, dedup_write;
 	/* Addresses. */
 	struct gtab at;
 	uint32_t *acont, *anext, *aprev;
@@ -246,7 +242,7 @@ static void host_evicted(void *ctx, uint64_t key)
 	struct sim *s = h->s;
 	uint32_t c;
 
-	if (s->p.variant == SIM_BASELINE)
+	if (!s->csi)
 		return;
 	c = gtab_find(&s->ct, key);
 	if (c != SC_NIL)
@@ -398,7 +394,7 @@ static double read_block(struct sim *s, uint32_t vm, uint32_t host,
 		s->r.vm_hits++;
 		return 0;
 	}
-	if (s->p.variant == SIM_BASELINE) {
+	if (!s->csi) {
 		struct sc_dc_res res = cache_access(&h->cache, SC_DC_READ,
 						    akey, vkey, 0);
 
@@ -469,7 +465,7 @@ static double write_block(struct sim *s, uint32_t vm, uint32_t host,
 	s->r.write_blocks++;
 	if (vc)
 		cache_access(vc, SC_DC_WRITE, akey, vkey, 0);
-	if (s->p.variant == SIM_BASELINE) {
+	if (!s->csi) {
 		cache_access(&h->cache, SC_DC_WRITE, akey, vkey, 0);
 		bytes(s, s->p.block_size, 0);
 	} else {
@@ -485,7 +481,7 @@ static double write_block(struct sim *s, uint32_t vm, uint32_t host,
 		}
 		host_load(s, h, akey, c, SC_DC_WRITE);
 	}
-	s->aknown[a] = s->p.variant == SIM_BASELINE ? 0 : bit;
+	s->aknown[a] = s->csi ? bit : 0;
 	cache_access(&s->server, SC_DC_WRITE, 0, ck, 0);
 	if (!stored) {
 		s->r.disk_writes++;
@@ -534,19 +530,19 @@ struct sim *sim_new(const struct sim_params *p)
 		.data_blocks = p->server_cache_blocks ? p->server_cache_blocks : 1,
 		.block_size = p->block_size,
 	};
+	uint32_t feat;
 
 	if (!s)
 		oom();
 	s->p = *p;
 	if (!s->p.vms_per_host)
 		s->p.vms_per_host = 10;
-	s->tracker = p->variant == SIM_W_TRACKER || p->variant == SIM_SS_PUSH ||
-		     p->variant == SIM_COOP_CACHE || p->variant == SIM_SEACACHE;
-	s->push = p->variant == SIM_SS_PUSH || p->variant == SIM_COOP_CACHE ||
-		  p->variant == SIM_SEACACHE;
-	s->coop = p->variant == SIM_COOP_CACHE || p->variant == SIM_SEACACHE;
-	s->dedup_write = p->variant == SIM_DEDUP_RW ||
-			 p->variant == SIM_SEACACHE;
+	feat = sc_variants[p->variant].features;
+	s->csi = feat & CSI_FEAT_READ_HASH;
+	s->tracker = feat & CSI_FEAT_TRACKER;
+	s->push = feat & CSI_FEAT_PUSH;
+	s->coop = feat & CSI_FEAT_COOP;
+	s->dedup_write = feat & CSI_FEAT_DEDUP_WRITE;
 	if (gtab_init(&s->at, 1024) || gtab_init(&s->ct, 1024))
 		oom();
 	s->acont = calloc(1024, 4);

@@ -5,7 +5,7 @@
  * policy (lib/include/seacache/dcache.h), a storage server with a content cache, its
  * CSI-Map (address -> content, content -> addresses) and the cache
  * tracker (which host holds which content), and the seven protocol
- * variants.  Also the single-cache mode of the policy papers.
+ * variants (seacache/variant.h: the CSV names them by their paper names).  Also the single-cache mode of the policy papers.
  */
 #ifndef SEACACHE_SIM_MODEL_H
 #define SEACACHE_SIM_MODEL_H
@@ -14,26 +14,14 @@
 #include <stdint.h>
 
 #include "seacache/dcache.h"
+#include "seacache/variant.h"
 #include "trace.h"
-
-enum sim_variant {
-	SIM_BASELINE,
-	SIM_DEDUP_READ,
-	SIM_W_TRACKER,
-	SIM_SS_PUSH,
-	SIM_COOP_CACHE,
-	SIM_DEDUP_RW,
-	SIM_SEACACHE,
-	SIM_NVARIANTS,
-};
-
-extern const char *const sim_variant_names[SIM_NVARIANTS];
 
 enum sim_mode { SIM_MODE_SYSTEM, SIM_MODE_CACHE };
 
 struct sim_params {
 	enum sim_mode mode;
-	enum sim_variant variant;
+	enum sc_variant variant;	/* system mode */
 	const char *policy;		/* host cache / the cache */
 	const char *server_policy;	/* "lru" */
 	uint32_t block_size;

@@ -48,25 +48,7 @@
 
 #include "csi_proto.h"
 #include "hostcache.h"
-
-/* The protocol variants a host can run (PROTOCOL.md §8). */
-enum sc_host_variant {
-	SC_VARIANT_BASELINE,	/* 0: data for every block */
-	SC_VARIANT_READ_HASH,	/* Read#: hashes first, data for misses */
-	SC_VARIANT_TRACKER,	/* W/Tracker */
-	SC_VARIANT_PUSH,	/* SS-Push */
-	SC_VARIANT_COOP,	/* Coop-Cache */
-	SC_VARIANT_DEDUP_RW,	/* Read# reads and Dedup-W writes */
-	SC_VARIANT_SEACACHE,	/* everything */
-	SC_VARIANT_COUNT
-};
-
-/* "baseline", "readhash", "tracker", "push", "coop", "dedup-rw", "seacache" */
-const char *sc_host_variant_name(enum sc_host_variant v);
-/* The variant of a name; -SC_EINVAL if unknown. */
-int sc_host_variant_parse(const char *name, enum sc_host_variant *v);
-/* The SC_FEAT_* bits a variant requests. */
-uint32_t sc_host_variant_features(enum sc_host_variant v);
+#include "variant.h"
 
 /* How the host reaches the server and its peers. */
 struct sc_host_transport {
@@ -97,7 +79,7 @@ struct sc_host_transport {
 struct sc_host_config {
 	uint8_t uuid[CSI_HOST_UUID_SIZE];	/* stable identity (§4 item 5) */
 	const char *name;			/* for STATS */
-	enum sc_host_variant variant;
+	enum sc_variant variant;
 	uint32_t cache_blocks;			/* content cache capacity */
 	const char *policy;			/* eviction policy; NULL: elru:16 */
 	uint64_t csimap_budget;			/* bytes; 0: 64 per cached block */
