@@ -15,6 +15,7 @@
  *   transport.c  the CSI transport: ONC RPC over kernel TCP sockets
  *   peer.c       the peer server: PEER_READ answered from the cache
  *   sysfs.c      /sys/fs/seacache/<mount>/ statistics
+ *   shrinker.c   the content cache's memory given back under pressure
  */
 #ifndef SCFS_SEACACHE_H
 #define SCFS_SEACACHE_H
@@ -22,6 +23,7 @@
 #include <linux/fs.h>
 #include <linux/kobject.h>
 #include <linux/path.h>
+#include <linux/shrinker.h>
 #include <linux/socket.h>
 #include <linux/srcu.h>
 #include <linux/types.h>
@@ -68,6 +70,7 @@ struct scfs_sb_info {
 	struct delayed_work connect_work;	/* HELLO until it works */
 	unsigned long connect_delay;		/* jiffies, doubling */
 	struct delayed_work idle_work;		/* leases, eviction notices */
+	struct shrinker shrinker;	/* the host's cache, under pressure */
 	struct scfs_fallback_stats fb;
 	struct kobject kobj;		/* /sys/fs/seacache/<major:minor> */
 	struct completion kobj_released;
@@ -167,6 +170,11 @@ int scfs_sysfs_init(void);
 void scfs_sysfs_exit(void);
 int scfs_sysfs_add(struct super_block *sb);
 void scfs_sysfs_del(struct super_block *sb);
+
+/* ---- shrinker.c ---------------------------------------------------------- */
+/* Once the super block's host may start; unregister before it stops. */
+int scfs_shrinker_register(struct super_block *sb);
+void scfs_shrinker_unregister(struct super_block *sb);
 
 /* ---- transport.c: CSI over kernel TCP sockets -------------------------- */
 struct scfs_transport;

@@ -349,7 +349,8 @@ static int scfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		sbi->connect_delay = HZ;
 		schedule_delayed_work(&sbi->connect_work, sbi->connect_delay);
 	}
-	return 0;
+	/* the cache's memory given back under pressure (shrinker.c) */
+	return scfs_shrinker_register(sb);
 }
 
 static void scfs_kill_sb(struct super_block *sb)
@@ -357,6 +358,7 @@ static void scfs_kill_sb(struct super_block *sb)
 	struct scfs_sb_info *sbi = scfs_sb(sb);
 
 	if (sbi) {
+		scfs_shrinker_unregister(sb);	/* before the host stops */
 		cancel_delayed_work_sync(&sbi->connect_work);
 		scfs_sysfs_del(sb);
 	}

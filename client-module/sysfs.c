@@ -62,6 +62,11 @@ SCFS_STAT(unstable_blocks, SCFS_HOST, struct sc_host_stats, pinned_blocks);
 SCFS_STAT(memory_bytes, SCFS_HOST, struct sc_host_stats, mem_bytes);
 SCFS_STAT(cache_blocks, SCFS_CACHE, struct sc_ccache_stats, blocks);
 SCFS_STAT(cache_evictions, SCFS_CACHE, struct sc_ccache_stats, evictions);
+/* Memory given back under pressure (shrinker.c) and the limit it left. */
+SCFS_STAT(cache_shrunk, SCFS_CACHE, struct sc_ccache_stats, shrunk);
+SCFS_STAT(cache_limit, SCFS_CACHE, struct sc_ccache_stats, limit);
+SCFS_STAT(eviction_notices_dropped, SCFS_HOST, struct sc_host_stats,
+	  notices_dropped);
 SCFS_STAT(fallback_reads, SCFS_FALLBACK, struct scfs_fallback_stats, reads);
 SCFS_STAT(fallback_read_bytes, SCFS_FALLBACK, struct scfs_fallback_stats,
 	  read_bytes);
@@ -163,7 +168,8 @@ static struct attribute *scfs_attrs[] = {
 	A(delegations), A(peer_failures), A(writes), A(write_blocks),
 	A(write_hash_blocks), A(write_data_bytes), A(eviction_notices),
 	A(registrations), A(unstable_blocks), A(memory_bytes), A(cache_blocks),
-	A(cache_evictions), A(fallback_reads), A(fallback_read_bytes),
+	A(cache_evictions), A(cache_shrunk), A(cache_limit),
+	A(eviction_notices_dropped), A(fallback_reads), A(fallback_read_bytes),
 	A(fallback_writes), A(fallback_write_bytes), A(mapped_io),
 	A(transport_calls), A(transport_reconnects), A(transport_timeouts),
 	A(peer_served_bytes), A(peer_refused),
