@@ -15,6 +15,8 @@
  *     again before COMMIT; a registration replaced (UNKNOWN_HOST);
  *   - a file changed behind the cache: getattr drops the mappings;
  *   - no reply and BUSY: retried; eviction notices within max_evict;
+ *   - memory given back (a shrinker's sc_host_shrink): notices sent, the
+ *     blocks read again as DATA, the cache grown back;
  *   - Dedup-W NEED_DATA after a new epoch emptied the tracker;
  *   - unstable writes while each allocation in turn fails: a write fails
  *     with -ENOMEM or every byte it acknowledged survives a server that
@@ -616,6 +618,40 @@ static void test_notices(void **state)
 	th_free(t);
 }
 
+/*
+ * Memory asked back (sc_host_shrink, a kernel shrinker's scan): blocks
+ * leave with their memory and are told to the server, so reading them
+ * again gets DATA at once, no HASH to re-read; the cache grows back.
+ */
+static void test_shrink(void **state)
+{
+	struct th *t = th_new(0x3b, SC_VARIANT_TRACKER, 256, PEER_NONE);
+	struct sc_host_stats s0, s;
+	uint32_t held;
+
+	(void)state;
+	check_read(t, base_id, base, FSIZE, 0, FSIZE);
+	s0 = th_stats(t);
+	held = sc_host_cache_blocks(t->h);
+	assert_int_equal(held, s0.cache.cache.blocks);
+	assert_true(held > 10);
+	assert_int_equal(sc_host_shrink(t->h, 10), 10);
+	assert_int_equal(sc_host_cache_blocks(t->h), held - 10);
+	assert_int_equal(sc_host_idle(t->h), 0);
+	s = th_stats(t);
+	assert_int_equal(s.cache.cache.shrunk, 10);
+	assert_int_equal(s.cache.cache.limit, held - 10);
+	assert_int_equal(s0.mem_bytes - s.mem_bytes, 10ull * BS);
+	assert_int_equal(s.notices_sent, 10);
+	check_read(t, base_id, base, FSIZE, 0, FSIZE);
+	s = th_stats(t);
+	assert_int_equal(s.force_data_blocks, 0);
+	assert_int_equal(s.misses - s0.misses, 10);
+	assert_int_equal(sc_host_cache_blocks(t->h), held);
+	assert_int_equal(s.cache.cache.limit, held);
+	th_free(t);
+}
+
 /* Dedup-W: by hash while the tracker lists it, NEED_DATA once it does not. */
 static void test_need_data(void **state)
 {
@@ -951,6 +987,7 @@ int main(void)
 		cmocka_unit_test(test_changed_behind),
 		cmocka_unit_test(test_faults),
 		cmocka_unit_test(test_notices),
+		cmocka_unit_test(test_shrink),
 		cmocka_unit_test(test_restart),
 		cmocka_unit_test(test_need_data),
 		cmocka_unit_test(test_alloc_failure),
