@@ -134,6 +134,9 @@ static ssize_t scfs_read_chunk(struct file *file, void *buf, size_t len,
 	scfs_host_exit(idx);
 	if (n >= 0 || !scfs_fallback_err(n))
 		return n;
+	n = scfs_settle(file->f_path.dentry);
+	if (n)
+		return n;
 	scfs_refresh_attr(file);	/* NFS must know what CSI wrote */
 	n = kernel_read(file->private_data, buf, len, &pos);
 	atomic64_inc(&sbi->fb.reads);
@@ -236,6 +239,9 @@ static ssize_t scfs_write_chunk(struct file *file, const void *buf,
 	scfs_host_exit(idx);
 	*csi = n >= 0;
 	if (n >= 0 || !scfs_fallback_err(n))
+		return n;
+	n = scfs_settle(file->f_path.dentry);
+	if (n)
 		return n;
 	scfs_refresh_attr(file);
 	n = kernel_write(file->private_data, buf, len, &lpos);
@@ -358,11 +364,15 @@ static int scfs_mmap(struct file *file, struct vm_area_struct *vma)
 	 * takes (page faults on its user buffer) under the inode lock.
 	 */
 	if (!test_and_set_bit(SCFS_MAPPED, &scfs_i(inode)->flags)) {
-		host = scfs_host_enter(inode->i_sb, &idx);
-		if (host) {
-			sc_host_commit(host, scfs_fileid(inode));
-			sc_host_forget_file(host, scfs_fileid(inode));
+		int err = scfs_settle(file->f_path.dentry);
+
+		if (err) {
+			clear_bit(SCFS_MAPPED, &scfs_i(inode)->flags);
+			return err;
 		}
+		host = scfs_host_enter(inode->i_sb, &idx);
+		if (host)
+			sc_host_forget_file(host, scfs_fileid(inode));
 		scfs_host_exit(idx);
 	}
 	scfs_refresh_attr(file);
@@ -391,7 +401,9 @@ static long scfs_fallocate(struct file *file, int mode, loff_t off,
 	long err;
 
 	inode_lock(inode);
-	err = vfs_fallocate(file->private_data, mode, off, len);
+	err = scfs_settle(file->f_path.dentry);
+	if (!err)
+		err = vfs_fallocate(file->private_data, mode, off, len);
 	host = scfs_host_enter(inode->i_sb, &idx);
 	if (!err && host)
 		sc_host_forget_file(host, scfs_fileid(inode));

@@ -404,6 +404,11 @@ static int scfs_setattr(struct user_namespace *ns, struct dentry *dentry,
 	/* the lower file system clears setuid/setgid its own way */
 	if (lower_ia.ia_valid & (ATTR_KILL_SUID | ATTR_KILL_SGID))
 		lower_ia.ia_valid &= ~ATTR_MODE;
+	if ((ia->ia_valid & ATTR_SIZE) && S_ISREG(inode->i_mode)) {
+		err = scfs_settle(dentry);
+		if (err)
+			return err;
+	}
 	inode_lock(d_inode(lower));
 	err = notify_change(&init_user_ns, lower, &lower_ia, NULL);
 	inode_unlock(d_inode(lower));

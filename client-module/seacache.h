@@ -161,6 +161,7 @@ static inline u64 scfs_fileid(struct inode *inode)
 }
 
 void scfs_lower_changed(struct inode *inode);
+int scfs_settle(struct dentry *dentry);
 int scfs_lower_getattr(struct inode *inode, const struct path *lower,
 		       struct kstat *st, u32 mask, unsigned int flags);
 bool scfs_fallback_err(int err);

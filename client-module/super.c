@@ -31,6 +31,12 @@
 #define SCFS_CALL_TIMEOUT_MS 30000
 /* How often an unreachable CSI service is tried again, at most. */
 #define SCFS_CONNECT_RETRY_MAX (60 * HZ)
+/*
+ * A call's tries after the transport failed (back-off 10, 20, 40 ms): then
+ * the I/O goes to the lower NFS file, so a dead CSI service costs a VM
+ * well under a second per I/O, not the host library's default ~10 s.
+ */
+#define SCFS_IO_RETRIES 3
 /* Leases and eviction notices: well inside the shortest lease. */
 #define SCFS_IDLE_PERIOD HZ
 
@@ -164,6 +170,7 @@ static int scfs_host_start(struct super_block *sb)
 		.variant = sbi->opts.variant,
 		.cache_blocks = sbi->opts.cache_bytes >> 12,
 		.policy = sbi->opts.policy,
+		.io_retries = SCFS_IO_RETRIES,
 	};
 	struct sc_host *host;
 	int err;

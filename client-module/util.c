@@ -4,6 +4,7 @@
  * lower paths and files, attribute copies, and telling NFS that a file
  * changed behind its back.
  */
+#include <linux/file.h>
 #include <linux/fs_stack.h>
 #include <linux/mount.h>
 #include <linux/pagemap.h>
@@ -72,6 +73,46 @@ int scfs_lower_getattr(struct inode *inode, const struct path *lower,
 	err = vfs_getattr(lower, st, mask, flags);
 	if (err && stale)
 		set_bit(SCFS_LOWER_STALE, &scfs_i(inode)->flags);
+	return err;
+}
+
+static int scfs_put_lower(void *ctx, u64 off, const void *data, u32 len)
+{
+	loff_t pos = off;
+	ssize_t n = kernel_write(ctx, data, len, &pos);
+
+	return n == len ? 0 : n < 0 ? n : -EIO;
+}
+
+/*
+ * Before the lower file is written, truncated or read behind the host's
+ * back: the host's unstable writes of the file must not be lost (a server
+ * restart drops what was not committed) nor written again later over what
+ * NFS writes now.  They are committed through CSI, or if the service
+ * cannot be reached, written through the lower file and flushed.
+ */
+int scfs_settle(struct dentry *dentry)
+{
+	u64 id = scfs_fileid(d_inode(dentry));
+	struct sc_host *host;
+	struct file *lower;
+	int idx, err = 0;
+
+	host = scfs_host_enter(dentry->d_sb, &idx);
+	if (host)
+		err = sc_host_commit(host, id);
+	if (err && scfs_fallback_err(err)) {
+		lower = scfs_open_lower(dentry, O_WRONLY);
+		err = PTR_ERR_OR_ZERO(lower);
+		if (!err) {
+			err = sc_host_pins_drain(host, id, scfs_put_lower,
+						 lower);
+			if (!err)
+				err = vfs_fsync(lower, 1);
+			fput(lower);
+		}
+	}
+	scfs_host_exit(idx);
 	return err;
 }
 

@@ -64,6 +64,16 @@ void host_reg_get(struct sc_host *h, struct host_reg *r)
 	sc_mutex_unlock(&h->lock);
 }
 
+bool host_reg_moved(struct sc_host *h, const struct host_reg *before)
+{
+	bool moved;
+
+	sc_mutex_lock(&h->lock);
+	moved = h->reg.epoch != before->epoch || h->reg.id != before->id;
+	sc_mutex_unlock(&h->lock);
+	return moved;
+}
+
 struct sc_hasher *host_hasher_get(struct sc_host *h)
 {
 	struct sc_hasher *hs = NULL;
@@ -196,7 +206,7 @@ int host_call(struct sc_host *h, uint32_t proc, struct csi_reqhdr *hdr,
 		}
 		if (err) {
 			nq_return(h, batch, nb, gen);
-			if (++io > HOST_IO_RETRIES) {
+			if (++io > h->io_retries) {
 				sc_log_err_ratelimited("host %s: no reply from the server after %u tries (%d)",
 						       h->name, io, err);
 				return -SC_EIO;
@@ -387,6 +397,7 @@ int sc_host_create(const struct sc_host_config *cfg, struct sc_host **out)
 	sc_mutex_init(&h->lock);
 	sc_waitq_init(&h->rd_done);
 	h->tr = cfg->tr;
+	h->io_retries = cfg->io_retries ? cfg->io_retries : HOST_IO_RETRIES;
 	sc_memcpy(h->uuid, cfg->uuid, sizeof(h->uuid));
 	nl = cfg->name ? sc_strlen(cfg->name) : 0;
 	if (nl > CSI_MAX_NAME)

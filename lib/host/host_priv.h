@@ -44,6 +44,7 @@ struct sc_host {
 	uint32_t cache_blocks;
 	uint32_t bs;		/* B, fixed by the first HELLO */
 	uint32_t bshift;	/* log2(bs): offsets to blocks by shifts */
+	uint32_t io_retries;	/* a call's tries after transport errors */
 	struct sc_hostcache *hc;
 
 	struct sc_mutex hello_lock;
@@ -92,6 +93,8 @@ int host_proto_err(struct sc_host *h, const char *what);
 
 /* The registration now. */
 void host_reg_get(struct sc_host *h, struct host_reg *r);
+/* Registered anew (a new epoch or host id) since before was taken? */
+bool host_reg_moved(struct sc_host *h, const struct host_reg *before);
 /* Queue a notice for content h no longer holds. */
 void host_notice(struct sc_host *h, const struct sc_hash *hash);
 /* Send EVICT while more than keep notices are queued. */
@@ -111,6 +114,8 @@ int host_reads_settle(struct sc_host *h, uint32_t max_ms);
 int host_file_size(struct sc_host *h, uint64_t file, uint64_t *size);
 /* host_write.c: write again, as data, file's blocks of an earlier epoch. */
 int host_pins_resend(struct sc_host *h, uint64_t file);
+/* Does the host keep unstable blocks of file (uncommitted writes)? */
+bool host_file_pinned(struct sc_host *h, uint64_t file);
 void host_pins_free(struct sc_host *h);
 
 #endif /* SEACACHE_HOST_PRIV_H */

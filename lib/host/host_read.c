@@ -615,12 +615,26 @@ out:
 	return err ? err : (ssize_t)len;
 }
 
+/*
+ * After a server restart the server lacks the host's unstable writes
+ * until they are written again (§11.6 step 6, before step 7's retries):
+ * a read of the file first writes its stale blocks again, and a read
+ * that found the restart itself (a new epoch) is done again after that.
+ */
 ssize_t sc_host_read(struct sc_host *h, uint64_t file, uint64_t off,
 		     void *buf, size_t len)
 {
 	unsigned int nofs = sc_nofs_save();
-	ssize_t got = host_read(h, file, off, buf, len);
+	struct host_reg before;
+	ssize_t got;
+	int tries = 0;
 
+	do {
+		host_reg_get(h, &before);
+		got = host_pins_resend(h, file);
+		if (!got)
+			got = host_read(h, file, off, buf, len);
+	} while (got >= 0 && host_reg_moved(h, &before) && ++tries < 3);
 	sc_nofs_restore(nofs);
 	return got;
 }

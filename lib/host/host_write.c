@@ -329,6 +329,18 @@ static int wr_blocks(struct wr *w, uint64_t lbn, struct wr_blk *b,
 	return err;
 }
 
+bool host_file_pinned(struct sc_host *h, uint64_t file)
+{
+	struct host_pin *p;
+	bool found = false;
+
+	sc_mutex_lock(&h->lock);
+	for (p = h->pins; p && !found; p = p->next)
+		found = p->file == file;
+	sc_mutex_unlock(&h->lock);
+	return found;
+}
+
 int host_pins_resend(struct sc_host *h, uint64_t file)
 {
 	struct host_pin *list = NULL, *p, *last = NULL, *next;
@@ -478,6 +490,9 @@ static int host_commit(struct sc_host *h, uint64_t file)
 	uint64_t seq;
 	int tries, err;
 
+	/* nothing of the file is unstable from this host: nothing to ask */
+	if (!host_file_pinned(h, file))
+		return 0;
 	for (tries = 0; tries < HOST_COMMIT_TRIES; tries++) {
 		host_reg_get(h, &before);
 		err = host_pins_resend(h, file);
@@ -519,7 +534,11 @@ ssize_t sc_host_write(struct sc_host *h, uint64_t file, uint64_t off,
 		      const void *buf, size_t len, bool stable)
 {
 	unsigned int nofs = sc_nofs_save();
-	ssize_t done = host_write(h, file, off, buf, len, stable);
+	/* older unstable blocks written again first, never over this one */
+	ssize_t done = host_pins_resend(h, file);
+
+	if (!done)
+		done = host_write(h, file, off, buf, len, stable);
 
 	sc_nofs_restore(nofs);
 	return done;
@@ -531,6 +550,51 @@ int sc_host_commit(struct sc_host *h, uint64_t file)
 	int err = host_commit(h, file);
 
 	sc_nofs_restore(nofs);
+	return err;
+}
+
+int sc_host_pins_drain(struct sc_host *h, uint64_t file,
+		       int (*put)(void *ctx, uint64_t off, const void *data,
+				  uint32_t len),
+		       void *ctx)
+{
+	struct host_pin *list, *cur, **end, *p;
+	uint32_t n = 0, stale = 0;
+	int err = 0;
+
+	/* oldest first: a later pin of a block overwrites an earlier one */
+	sc_mutex_lock(&h->lock);
+	pins_take(h, file, true, h->reg.epoch, 0, &list);
+	pins_take(h, file, false, h->reg.epoch, ~(uint64_t)0, &cur);
+	sc_mutex_unlock(&h->lock);
+	for (end = &list; *end; end = &(*end)->next)
+		;
+	*end = cur;
+	while (list && !err) {
+		err = put(ctx, list->lbn << h->bshift, list->data, list->len);
+		if (err)
+			break;
+		p = list;
+		list = list->next;
+		sc_free(p);
+	}
+	if (!list)
+		return err;
+	/* not written: kept, first in line, as they were */
+	sc_mutex_lock(&h->lock);
+	for (p = list; ; p = p->next) {
+		n++;
+		stale += p->epoch != h->reg.epoch;
+		if (!p->next)
+			break;
+	}
+	p->next = h->pins;
+	h->pins = list;
+	if (!h->pins_tail)
+		h->pins_tail = p;
+	h->npins += n;
+	h->stale_pins += stale;
+	sc_mutex_unlock(&h->lock);
 	return err;
 }
 

@@ -531,6 +531,84 @@ static void test_restart(void **state)
 	th_free(t);
 }
 
+/*
+ * After a restart that lost the unstable writes, a read (not only a
+ * COMMIT) sees them: the file's stale blocks are written again first.
+ */
+static void test_restart_read(void **state)
+{
+	struct th *t = th_new(0x3b, SC_VARIANT_SEACACHE, 8, PEER_NONE);
+	static uint8_t ref[FSIZE];
+	uint64_t id;
+
+	(void)state;
+	id = hb_create("restartread", base, FSIZE);
+	memcpy(ref, clone_bytes, FSIZE);
+	assert_int_equal(sc_host_write(t->h, id, 0, ref, FSIZE, false),
+			 FSIZE);
+	hb_restart();
+	hb_write_behind("restartread", 0, base, FSIZE);	/* lost */
+	/*
+	 * An 8-block cache holds few of the blocks written: the reads ask
+	 * the server, and the first READ finds the new epoch itself.
+	 */
+	check_file(t, id, ref, FSIZE, SEED + 700);
+	assert_int_equal(sc_host_commit(t->h, id), 0);
+	check_server("restartread", ref, FSIZE);
+	th_free(t);
+}
+
+struct drained {
+	uint8_t bytes[FSIZE];
+	unsigned int puts;
+};
+
+static int put_drained(void *ctx, uint64_t off, const void *data,
+		       uint32_t len)
+{
+	struct drained *d = ctx;
+
+	assert_true(off + len <= FSIZE);
+	memcpy(d->bytes + off, data, len);
+	d->puts++;
+	return 0;
+}
+
+/*
+ * A kernel host whose service is gone hands its unstable blocks to the
+ * NFS mount (sc_host_pins_drain), the newest last; then a COMMIT has
+ * nothing to ask the server.
+ */
+static void test_pins_drain(void **state)
+{
+	struct th *t = th_new(0x3c, SC_VARIANT_SEACACHE, 256, PEER_NONE);
+	static uint8_t ref[FSIZE];
+	static struct drained d;
+	struct sc_host_stats s0;
+	uint64_t id;
+
+	(void)state;
+	id = hb_create("drain", base, FSIZE);
+	memcpy(ref, base, FSIZE);
+	memcpy(d.bytes, base, FSIZE);
+	memcpy(ref + BS, clone_bytes, 3 * BS);
+	assert_int_equal(sc_host_write(t->h, id, BS, clone_bytes, 3 * BS,
+				       false), 3 * BS);
+	/* the same block again, newer: the drain must end with this one */
+	memset(ref + 2 * BS + 7, 0xa5, 100);
+	assert_int_equal(sc_host_write(t->h, id, 2 * BS + 7, ref + 2 * BS + 7,
+				       100, false), 100);
+	assert_true(th_stats(t).pinned_blocks >= 3);
+	assert_int_equal(sc_host_pins_drain(t->h, id, put_drained, &d), 0);
+	assert_true(d.puts >= 3);
+	assert_memory_equal(d.bytes, ref, FSIZE);
+	s0 = th_stats(t);
+	assert_int_equal(s0.pinned_blocks, 0);
+	assert_int_equal(sc_host_commit(t->h, id), 0);
+	assert_int_equal(th_stats(t).server_calls, s0.server_calls);
+	th_free(t);
+}
+
 /* Another registration of the same uuid: UNKNOWN_HOST, HELLO again. */
 static void test_replaced(void **state)
 {
@@ -989,6 +1067,8 @@ int main(void)
 		cmocka_unit_test(test_notices),
 		cmocka_unit_test(test_shrink),
 		cmocka_unit_test(test_restart),
+		cmocka_unit_test(test_restart_read),
+		cmocka_unit_test(test_pins_drain),
 		cmocka_unit_test(test_need_data),
 		cmocka_unit_test(test_alloc_failure),
 		cmocka_unit_test(test_random),

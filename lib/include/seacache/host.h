@@ -84,6 +84,13 @@ struct sc_host_config {
 	const char *policy;			/* eviction policy; NULL: elru:16 */
 	uint64_t csimap_budget;			/* bytes; 0: 64 per cached block */
 	struct csi_peer_addr peer;		/* where it serves peer reads */
+	/*
+	 * How often one call is tried again after the transport failed
+	 * (with back-off, 10 ms doubling to 2 s); 0: 12, about 10 s.  A
+	 * host that has somewhere else to go (a kernel host's NFS mount)
+	 * sets few.
+	 */
+	uint32_t io_retries;
 	struct sc_host_transport tr;
 };
 
@@ -147,6 +154,18 @@ ssize_t sc_host_read(struct sc_host *h, uint64_t file, uint64_t off,
 ssize_t sc_host_write(struct sc_host *h, uint64_t file, uint64_t off,
 		      const void *buf, size_t len, bool stable);
 int sc_host_commit(struct sc_host *h, uint64_t file);
+/*
+ * Hands every unstable block of file the host keeps (oldest first) to put
+ * (offset, bytes) and forgets it: for a host that reaches the same file
+ * another way (a kernel host's NFS mount) when the server cannot be
+ * reached, so that what it acknowledged is not lost and is not written
+ * again later over newer data.  0, or put's error (the blocks not put are
+ * kept).
+ */
+int sc_host_pins_drain(struct sc_host *h, uint64_t file,
+		       int (*put)(void *ctx, uint64_t off, const void *data,
+				  uint32_t len),
+		       void *ctx);
 /* COMMIT of every file with unstable writes (before the host goes away). */
 int sc_host_commit_all(struct sc_host *h);
 /*

@@ -10,6 +10,7 @@
 #     of its bytes that came from the server.
 # Prints "SCFS-BENCH name value" lines; run by scripts/bench-kernel.
 set -eu
+set -o pipefail
 check=/test/files/scfs-check
 lower=/srv/.vdi-nfs
 upper=/srv/vdi
