@@ -207,68 +207,69 @@ static int scfs_instantiate(struct inode *dir, struct dentry *dentry,
 	return 0;
 }
 
-static int scfs_create(struct user_namespace *ns, struct inode *dir,
-		       struct dentry *dentry, umode_t mode, bool excl)
+/* What a create in a directory makes: the lower file system's call. */
+struct scfs_make {
+	umode_t mode;
+	dev_t dev;		/* mknod */
+	const char *target;	/* symlink */
+	bool excl;		/* create */
+};
+
+static int scfs_make(struct inode *dir, struct dentry *dentry,
+		     const struct scfs_make *m)
 {
+	struct dentry *lower = scfs_lower_dentry(dentry);
 	struct inode *lower_dir;
 	int err = scfs_lock_parent(dentry, &lower_dir);
 
 	if (err)
 		return err;
-	err = vfs_create(&init_user_ns, lower_dir, scfs_lower_dentry(dentry),
-			 mode, excl);
+	if (m->target)
+		err = vfs_symlink(&init_user_ns, lower_dir, lower, m->target);
+	else if (S_ISDIR(m->mode))
+		err = vfs_mkdir(&init_user_ns, lower_dir, lower, m->mode);
+	else if (S_ISREG(m->mode))
+		err = vfs_create(&init_user_ns, lower_dir, lower, m->mode,
+				 m->excl);
+	else
+		err = vfs_mknod(&init_user_ns, lower_dir, lower, m->mode,
+				m->dev);
 	if (!err)
 		err = scfs_instantiate(dir, dentry, lower_dir);
 	inode_unlock(lower_dir);
 	return err;
+}
+
+static int scfs_create(struct user_namespace *ns, struct inode *dir,
+		       struct dentry *dentry, umode_t mode, bool excl)
+{
+	struct scfs_make m = { .mode = S_IFREG | mode, .excl = excl };
+
+	return scfs_make(dir, dentry, &m);
 }
 
 static int scfs_mkdir(struct user_namespace *ns, struct inode *dir,
 		      struct dentry *dentry, umode_t mode)
 {
-	struct inode *lower_dir;
-	int err = scfs_lock_parent(dentry, &lower_dir);
+	struct scfs_make m = { .mode = S_IFDIR | mode };
 
-	if (err)
-		return err;
-	err = vfs_mkdir(&init_user_ns, lower_dir, scfs_lower_dentry(dentry),
-			mode);
-	if (!err)
-		err = scfs_instantiate(dir, dentry, lower_dir);
-	inode_unlock(lower_dir);
-	return err;
+	return scfs_make(dir, dentry, &m);
 }
 
 static int scfs_mknod(struct user_namespace *ns, struct inode *dir,
 		      struct dentry *dentry, umode_t mode, dev_t dev)
 {
-	struct inode *lower_dir;
-	int err = scfs_lock_parent(dentry, &lower_dir);
+	struct scfs_make m = { .mode = mode, .dev = dev };
 
-	if (err)
-		return err;
-	err = vfs_mknod(&init_user_ns, lower_dir, scfs_lower_dentry(dentry),
-			mode, dev);
-	if (!err)
-		err = scfs_instantiate(dir, dentry, lower_dir);
-	inode_unlock(lower_dir);
-	return err;
+	return scfs_make(dir, dentry, &m);
 }
 
 static int scfs_symlink(struct user_namespace *ns, struct inode *dir,
 			struct dentry *dentry, const char *target)
 {
-	struct inode *lower_dir;
-	int err = scfs_lock_parent(dentry, &lower_dir);
+	struct scfs_make m = { .mode = S_IFLNK, .target = target };
 
-	if (err)
-		return err;
-	err = vfs_symlink(&init_user_ns, lower_dir, scfs_lower_dentry(dentry),
-			  target);
-	if (!err)
-		err = scfs_instantiate(dir, dentry, lower_dir);
-	inode_unlock(lower_dir);
-	return err;
+	return scfs_make(dir, dentry, &m);
 }
 
 static int scfs_link(struct dentry *old, struct inode *dir,
