@@ -22,7 +22,7 @@ help:
 	@echo "make test-kernel  kernel tests only"
 	@echo "make test-kernel-debug  kernel tests on a debug kernel (KASAN, lockdep, kmemleak, ...) built"
 	@echo "                  once from Debian's linux-source-6.1 and cached (the first build takes"
-	@echo "                  about half an hour, so make test does not run it)"
+	@echo "                  10 to 30 minutes, so make test does not run it)"
 	@echo "make test-fsal    FSAL tests only (ganesha.nfsd in private namespaces, libnfs client)"
 	@echo "make bench        speed and memory of the core, the CSI codec and transport, the dedup"
 	@echo "                  store (dstore-bench), NFS over FSAL_VFS vs FSAL_DEDUP and the CSI"
