@@ -5,14 +5,16 @@
  * for byte through both boxes both ways — several clients at once, random,
  * repetitive and NFS-shaped data written in pieces of every size, the same
  * stream twice (the second time mostly fingerprints), the server box
- * restarted (the host box links again, cold), and garbage or a truncated
- * stream on the link from either side (that link is closed with a log
- * line, the others are served).
+ * restarted (the host box links again, cold), a client that resets its
+ * connection mid-record (what it sent is delivered), and garbage or a
+ * truncated stream on the link from either side (that link is closed with
+ * a log line, the others are served).
  * usage: test_dedupbox_stream SEACACHE-DEDUPBOX
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -23,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -451,13 +454,18 @@ static void host_box_refuses_garbage(void **state)
 	free(log);
 }
 
-/* A client that stops mid-record: its bytes all reach the server. */
+/*
+ * A client that stops mid-record and closes with the echo unread, which
+ * resets its connection: every byte it sent reaches the server all the
+ * same, though the host box's writes to it fail.
+ */
 static void truncated_client_delivered(void **state)
 {
 	size_t len;
 	uint8_t *data = traffic_make(TRAFFIC_NFS, 400, 1 << 20, &len);
 	uint64_t closed;
-	int fd;
+	uint8_t echo;
+	int fd, unsent;
 
 	(void)state;
 	assert_non_null(data);
@@ -467,6 +475,19 @@ static void truncated_client_delivered(void **state)
 	fd = dial(fwd_port);
 	/* a record mark and part of a payload block: the chunker holds some */
 	assert_int_equal(write(fd, data, 300000), 300000);
+	/*
+	 * The reset drops what is still in this socket's send queue: wait
+	 * until the host box's socket has it all, so "sent" is all 300000.
+	 */
+	for (int i = 0;; i++) {
+		assert_int_equal(ioctl(fd, SIOCOUTQ, &unsent), 0);
+		if (!unsent)
+			break;
+		assert_true(i < 500);
+		usleep(20000);
+	}
+	/* echo unread at the close: a reset, not an end of stream */
+	assert_int_equal(recv(fd, &echo, 1, MSG_PEEK), 1);
 	close(fd);
 	pthread_mutex_lock(&echo_lock);
 	while (echo_closed == closed)

@@ -21,6 +21,12 @@
  * other box has granted credit for the channel (CHAN_WINDOW bytes at
  * first, more in CREDIT frames once written out), so a slow connection
  * holds no other channel up and buffers stay bounded.
+ *
+ * The two ways of a channel end apart: a connection that cannot be written
+ * to any more (its client or server reset it, typically by closing with
+ * our bytes unread) is still read to its end, since what it sent before
+ * the reset waits in its socket, and every byte read goes to the other box
+ * (what the chunker holds included) before the CLOSE.
  */
 #include "box.h"
 
@@ -60,9 +66,10 @@ struct chan {
 	uint32_t id;
 	int fd;
 	bool connecting;	/* server box: connect to the target under way */
-	bool rx_eof;		/* fd gave end of stream; CLOSE sent */
+	bool rx_eof;		/* fd gave end of stream or an error; CLOSE sent */
 	bool peer_closed;	/* CLOSE received: shut fd's writing once out is written */
 	bool shut_wr;
+	bool tx_failed;		/* writing fd failed: the other box's bytes are dropped */
 	struct dbx_buf out;	/* decoded bytes for fd */
 	uint32_t credit;	/* bytes of fd we may still send */
 	uint32_t owed;		/* bytes written to fd, not yet credited */
@@ -359,17 +366,28 @@ static void chan_free(struct box *b, struct chan *c)
 	free(c);
 }
 
-/*
- * Channel c is done (both ways at their end, or its connection failed):
- * tell the other box if it does not know yet, forget it.
- */
+/* Channel c is done (both ways at their end, or its link is down): forget it. */
 static void chan_close(struct box *b, struct chan *c, const char *why)
 {
 	chan_log(b, "connection %u closed (%s): %" PRIu64 " bytes in, %" PRIu64
 		 " bytes out", c->id, why, c->rx, c->tx);
-	if (c->link->up && !c->rx_eof)
-		dbx_put_close(&c->link->enc, &c->link->out, c->id);
 	chan_free(b, c);
+}
+
+/*
+ * n of the other box's bytes for c are out of the way (written to fd, or
+ * dropped as fd cannot take them): credit them back once they make half a
+ * window, so the other box never waits while we drain.  -1: out of memory.
+ */
+static int chan_credit(struct chan *c, uint32_t n)
+{
+	c->owed += n;
+	if (c->owed < CHAN_WINDOW / 2 || c->peer_closed)
+		return 0;
+	if (dbx_put_credit(&c->link->enc, &c->link->out, c->id, c->owed))
+		return -1;
+	c->owed = 0;
+	return 0;
 }
 
 /*
@@ -439,10 +457,8 @@ static struct link *link_new(struct box *b, int fd, const char *name)
 
 static void link_free(struct box *b, struct link *l, const char *why)
 {
-	while (l->chans) {
-		l->chans->rx_eof = true;	/* no CLOSE on a dead link */
+	while (l->chans)
 		chan_close(b, l->chans, "link down");
-	}
 	if (why)
 		logm(b, "link %s: %s; link closed, its connections closed, both "
 		     "indexes dropped", l->name, why);
@@ -552,6 +568,8 @@ static int on_data(void *ctx, uint32_t ch, const void *data, size_t len)
 		return bad(x->l, "connection %u: data after its end", ch);
 	if (dbx_buf_pending(&c->out) + c->owed + len > CHAN_WINDOW)
 		return bad(x->l, "connection %u: more data than its credit", ch);
+	if (c->tx_failed)
+		return chan_credit(c, (uint32_t)len) ? bad(x->l, "out of memory") : 0;
 	return dbx_buf_put(&c->out, data, len) ? bad(x->l, "out of memory") : 0;
 }
 
@@ -767,6 +785,24 @@ static int flush_idle(struct box *b)
 	return timeout;
 }
 
+/*
+ * fd gave its last byte (end of stream, or an error: a reset): what the
+ * chunker holds goes to the other box, then the CLOSE, so every byte read
+ * from fd is delivered.  False when the link was closed (out of memory).
+ */
+static bool chan_end_input(struct box *b, struct chan *c)
+{
+	struct link *l = c->link;
+
+	c->rx_eof = true;
+	if (dbx_flush(&l->enc, &c->ck, c->id, &l->out) ||
+	    dbx_put_close(&l->enc, &l->out, c->id)) {
+		link_free(b, l, "out of memory");
+		return false;
+	}
+	return true;
+}
+
 static void chan_readable(struct box *b, struct chan *c)
 {
 	uint8_t buf[READ_MAX];
@@ -778,18 +814,11 @@ static void chan_readable(struct box *b, struct chan *c)
 	n = read(c->fd, buf, want);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
-	if (n < 0) {
-		chan_close(b, c, strerror(errno));
-		return;
-	}
-	if (n == 0) {
-		if (dbx_flush(&c->link->enc, &c->ck, c->id, &c->link->out) ||
-		    dbx_put_close(&c->link->enc, &c->link->out, c->id)) {
-			link_free(b, c->link, "out of memory");
-			return;
-		}
-		c->rx_eof = true;
-		chan_finish(b, c);
+	if (n <= 0) {
+		if (n < 0)
+			chan_log(b, "connection %u: read: %s", c->id, strerror(errno));
+		if (chan_end_input(b, c))
+			chan_finish(b, c);
 		return;
 	}
 	c->input_ms = now_ms();
@@ -808,7 +837,8 @@ static void chan_writable(struct box *b, struct chan *c)
 		int err = connect_result(c->fd);
 
 		if (err) {
-			chan_close(b, c, strerror(err));
+			if (chan_end_input(b, c))
+				chan_close(b, c, strerror(err));
 			return;
 		}
 		c->connecting = false;
@@ -818,19 +848,18 @@ static void chan_writable(struct box *b, struct chan *c)
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
 		if (n < 0) {
-			chan_close(b, c, strerror(errno));
-			return;
+			chan_log(b, "connection %u: write: %s; what it sent is still "
+				 "read, what comes for it is dropped", c->id,
+				 strerror(errno));
+			c->tx_failed = true;
+			n = (ssize_t)dbx_buf_pending(&c->out);
+		} else {
+			c->tx += (uint64_t)n;
 		}
 		dbx_buf_consume(&c->out, (size_t)n);
-		c->tx += (uint64_t)n;
-		c->owed += (uint32_t)n;
-		/* half a window: the peer never waits while we drain */
-		if (c->owed >= CHAN_WINDOW / 2 && !c->peer_closed) {
-			if (dbx_put_credit(&l->enc, &l->out, c->id, c->owed)) {
-				link_free(b, l, "out of memory");
-				return;
-			}
-			c->owed = 0;
+		if (chan_credit(c, (uint32_t)n)) {
+			link_free(b, l, "out of memory");
+			return;
 		}
 	}
 	chan_finish(b, c);
@@ -947,7 +976,13 @@ static int build_poll(struct box *b, struct poll_set *s)
 			if (!c->connecting && !c->rx_eof && c->credit &&
 			    !link_full)
 				ev |= POLLIN;
-			if (poll_add(s, c->fd, ev, (struct poll_ref){ .kind = PK_CHAN, .link = l, .chan = c }))
+			/*
+			 * Nothing to do on fd: not polled, or an error or
+			 * hang-up there (a reset connection) would wake every
+			 * round until there is.
+			 */
+			if (poll_add(s, ev ? c->fd : -1, ev,
+				     (struct poll_ref){ .kind = PK_CHAN, .link = l, .chan = c }))
 				return -1;
 		}
 	}
