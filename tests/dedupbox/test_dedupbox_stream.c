@@ -358,19 +358,23 @@ static void clients_at_once(void **state)
 }
 
 /*
- * The same NFS-shaped stream twice: the second sends no block whole,
- * every payload block is a reference.
+ * The same NFS-shaped stream twice: the second sends no block whole but
+ * those the first sent only in part (an idle flush while the writer was
+ * not scheduled: those were never indexed); every other payload block is
+ * a reference.
  */
 static void second_pass_is_fingerprints(void **state)
 {
-	uint64_t s0, s1, s2, ref0, ref2, new1, new2;
+	uint64_t s0, s1, s2, ref0, ref2, new1, new2, part0, part1;
 
 	(void)state;
 	s0 = box_stat(server_box, "server", "link_tx_bytes");
+	part0 = box_stat(server_box, "server", "partial_blocks");
 	one_client(TRAFFIC_NFS, 200, 8 << 20);
 	s1 = box_stat(server_box, "server", "link_tx_bytes");
 	ref0 = box_stat(server_box, "server", "ref_bytes");
 	new1 = box_stat(server_box, "server", "new_blocks");
+	part1 = box_stat(server_box, "server", "partial_blocks");
 	one_client(TRAFFIC_NFS, 200, 8 << 20);
 	s2 = box_stat(server_box, "server", "link_tx_bytes");
 	ref2 = box_stat(server_box, "server", "ref_bytes");
@@ -378,7 +382,7 @@ static void second_pass_is_fingerprints(void **state)
 	print_message("first pass %llu bytes on the link, second %llu\n",
 		      (unsigned long long)(s1 - s0), (unsigned long long)(s2 - s1));
 	assert_true(ref2 > ref0);
-	assert_int_equal(new2, new1);
+	assert_true(new2 - new1 <= part1 - part0);
 	assert_true(s2 - s1 < s1 - s0);
 }
 

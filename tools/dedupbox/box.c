@@ -275,6 +275,7 @@ static void add_dir(struct dbx_dir_stats *to, const struct dbx_dir_stats *s)
 	to->ref_blocks += s->ref_blocks;
 	to->ref_bytes += s->ref_bytes;
 	to->evictions += s->evictions;
+	to->partial_blocks += s->partial_blocks;
 }
 
 static void print_stats(const struct box *b)
@@ -298,11 +299,13 @@ static void print_stats(const struct box *b)
 		       ",\"conn_rx_bytes\":%" PRIu64 ",\"conn_tx_bytes\":%" PRIu64
 		       ",\"literal_bytes\":%" PRIu64 ",\"new_blocks\":%" PRIu64
 		       ",\"new_bytes\":%" PRIu64 ",\"ref_blocks\":%" PRIu64
-		       ",\"ref_bytes\":%" PRIu64 ",\"evictions\":%" PRIu64 "}\n",
+		       ",\"ref_bytes\":%" PRIu64 ",\"evictions\":%" PRIu64
+		       ",\"partial_blocks\":%" PRIu64 "}\n",
 		       side_name(b), b->cfg->rw ? "true" : "false", t.links,
 		       t.channels, open, t.tx.link_bytes, t.link_rx, t.chan_rx,
 		       t.chan_tx, t.tx.lit_bytes, t.tx.new_blocks, t.tx.new_bytes,
-		       t.tx.ref_blocks, t.tx.ref_bytes, t.tx.evictions);
+		       t.tx.ref_blocks, t.tx.ref_bytes, t.tx.evictions,
+		       t.tx.partial_blocks);
 	} else {
 		printf("%s box: links %" PRIu64 ", connections %" PRIu64
 		       " (%" PRIu64 " open)\n"

@@ -410,6 +410,7 @@ int dbx_flush(struct dbx_encoder *e, struct dbx_chunker *c, uint32_t ch,
 		return lit(&r, c->scan, n);
 	}
 	if (c->state == CK_PAYLOAD && c->block_len) {
+		e->st.partial_blocks++;
 		n = c->block_len;
 		c->skip = DBX_BLOCK - n < c->payload_left ? DBX_BLOCK - n :
 							    c->payload_left;

@@ -88,6 +88,11 @@ struct dbx_dir_stats {
 	uint64_t new_blocks, new_bytes;
 	uint64_t ref_blocks, ref_bytes;	/* raw bytes a REF stood for */
 	uint64_t evictions;
+	/*
+	 * payload blocks an idle flush sent in part, as literals: never
+	 * indexed, so the same block sent again later goes whole once more
+	 */
+	uint64_t partial_blocks;
 };
 
 /*
