@@ -528,8 +528,12 @@ static void rd_acc_add(struct sc_host *h, const struct rd_acc *a,
 	sc_mutex_unlock(&h->lock);
 }
 
+/*
+ * *again: the server was asked and a new registration (a restart) came
+ * meanwhile, so what it answered may lack the host's unstable writes.
+ */
 static ssize_t host_read(struct sc_host *h, uint64_t file, uint64_t off,
-			 void *buf, size_t len)
+			 void *buf, size_t len, bool *again)
 {
 	struct rd r = { .h = h, .file = file, .bs = h->bs,
 			.bshift = h->bshift };
@@ -540,6 +544,7 @@ static ssize_t host_read(struct sc_host *h, uint64_t file, uint64_t off,
 	uint32_t nb, head;
 	int err;
 
+	*again = false;
 	if (!len)
 		return 0;
 	err = host_file_size(h, file, &size);
@@ -606,6 +611,8 @@ static ssize_t host_read(struct sc_host *h, uint64_t file, uint64_t off,
 			  (off + len) - (last << r.bshift));
 	if (r.size < off + len)
 		len = r.size > off ? (size_t)(r.size - off) : 0;
+	/* only a read that went to the server can have met a restart */
+	*again = r.b && host_reg_moved(h, &r.reg);
 out:
 	rd_acc_add(h, &r.acc, 1, last - first + 1);
 	host_hasher_put(h, r.hs);
@@ -618,23 +625,24 @@ out:
 /*
  * After a server restart the server lacks the host's unstable writes
  * until they are written again (§11.6 step 6, before step 7's retries):
- * a read of the file first writes its stale blocks again, and a read
- * that found the restart itself (a new epoch) is done again after that.
+ * a read's misses write the file's stale blocks again before they ask
+ * (rd_fetch), and a read that found the restart itself is done again
+ * once they are written (which also maps their blocks to what the host
+ * wrote).  Address hits alone cost nothing more.
  */
 ssize_t sc_host_read(struct sc_host *h, uint64_t file, uint64_t off,
 		     void *buf, size_t len)
 {
 	unsigned int nofs = sc_nofs_save();
-	struct host_reg before;
+	bool again = false;
 	ssize_t got;
 	int tries = 0;
 
 	do {
-		host_reg_get(h, &before);
-		got = host_pins_resend(h, file);
+		got = again ? host_pins_resend(h, file) : 0;
 		if (!got)
-			got = host_read(h, file, off, buf, len);
-	} while (got >= 0 && host_reg_moved(h, &before) && ++tries < 3);
+			got = host_read(h, file, off, buf, len, &again);
+	} while (got >= 0 && again && ++tries < 3);
 	sc_nofs_restore(nofs);
 	return got;
 }

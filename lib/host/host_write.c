@@ -534,11 +534,7 @@ ssize_t sc_host_write(struct sc_host *h, uint64_t file, uint64_t off,
 		      const void *buf, size_t len, bool stable)
 {
 	unsigned int nofs = sc_nofs_save();
-	/* older unstable blocks written again first, never over this one */
-	ssize_t done = host_pins_resend(h, file);
-
-	if (!done)
-		done = host_write(h, file, off, buf, len, stable);
+	ssize_t done = host_write(h, file, off, buf, len, stable);
 
 	sc_nofs_restore(nofs);
 	return done;
