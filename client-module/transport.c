@@ -510,38 +510,16 @@ struct scfs_reply {
 	u8 arena[];
 };
 
-static int reply_status(const struct sc_rpc_reply_hdr *h)
-{
-	if (h->reply_stat == SC_RPC_MSG_DENIED)
-		return h->reject_stat == SC_RPC_AUTH_ERROR ? -EACCES :
-							      -EPROTONOSUPPORT;
-	switch (h->accept_stat) {
-	case SC_RPC_SUCCESS:
-		return 0;
-	case SC_RPC_GARBAGE_ARGS:
-		return -EINVAL;
-	case SC_RPC_SYSTEM_ERR:
-		return -EREMOTEIO;
-	default:
-		return -EPROTONOSUPPORT;
-	}
-}
-
 static int rpc_decode(const struct csi_proc_info *pi, struct scfs_call *c,
 		      void *res, struct scfs_reply **out)
 {
-	struct sc_rpc_reply_hdr h = {};
 	struct scfs_reply *r;
 	size_t body, alen;
-	struct sc_xdr x;
 	int err;
 
-	sc_xdr_init_decode(&x, c->rec, c->len, NULL, 0);
-	sc_rpc_xdr_reply_hdr(&x, &h);
-	err = x.err ? -EBADMSG : reply_status(&h);
+	err = sc_rpc_reply_open(c->rec, c->len, &body);
 	if (err)
 		return err;
-	body = x.pos;
 	alen = csi_decode_arena_size(pi->res, c->len - body);
 	r = kvmalloc(sizeof(*r) + alen, GFP_KERNEL);
 	if (!r)
@@ -568,7 +546,7 @@ static void rpc_reply_free(struct scfs_reply *r)
 /*
  * One call: 0 with res decoded (its memory in *reply), or a negative
  * errno: -ETIMEDOUT, -EINTR (fatal signal), -ECONNRESET (the call may or
- * may not have run), -EBADMSG, or the RPC-level refusals of reply_status.
+ * may not have run), -EBADMSG, or the RPC-level refusals of sc_rpc_reply_open.
  */
 static int rpc_call(struct scfs_rpc *rpc, u32 proc, const void *args,
 		    void *res, struct scfs_reply **reply)
@@ -802,22 +780,6 @@ static void pool_free(struct scfs_peer_pool *p)
 	mutex_destroy(&p->lock);
 }
 
-static int peer_status_errno(u32 status)
-{
-	switch (status) {
-	case CSI_OK:
-		return 0;
-	case CSI_ERR_BAD_TOKEN:
-		return -EACCES;
-	case CSI_ERR_NOENT:
-		return -ENOENT;
-	case CSI_ERR_BUSY:
-		return -EBUSY;
-	default:
-		return -EPROTO;
-	}
-}
-
 static int pool_fetch(struct scfs_peer_pool *p,
 		      const struct csi_peer_addr *where, u64 requester,
 		      u64 epoch, const struct sc_hash *h,
@@ -840,10 +802,7 @@ static int pool_fetch(struct scfs_peer_pool *p,
 		goto out;
 	err = rpc_call(rpc, CSI_PEER_PROC_READ, &a, &res, &rep);
 	if (!err)
-		err = peer_status_errno(res.status);
-	if (!err)
-		err = sc_block_verify(hs, p->block_size, h, res.data.p,
-				      res.data.len, out);
+		err = sc_peer_read_take(hs, p->block_size, h, &res, out);
 	rpc_reply_free(rep);
 out:
 	if (!k)

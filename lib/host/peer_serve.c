@@ -56,3 +56,22 @@ int sc_peer_serve_read(const struct sc_peer_identity *id, uint64_t now,
 	res->data.len = len;
 	return 0;
 }
+
+int sc_peer_read_take(struct sc_hasher *hs, uint32_t block_size,
+		      const struct sc_hash *h,
+		      const struct csi_peer_read_res *res, void *out)
+{
+	switch (res->status) {
+	case CSI_OK:
+		return sc_block_verify(hs, block_size, h, res->data.p,
+				       res->data.len, out);
+	case CSI_ERR_BAD_TOKEN:
+		return -SC_EACCES;
+	case CSI_ERR_NOENT:
+		return -SC_ENOENT;
+	case CSI_ERR_BUSY:
+		return -SC_EBUSY;
+	default:
+		return -SC_EPROTO;
+	}
+}

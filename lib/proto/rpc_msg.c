@@ -57,6 +57,32 @@ void sc_rpc_xdr_reply_hdr(struct sc_xdr *x, struct sc_rpc_reply_hdr *h)
 	}
 }
 
+int sc_rpc_reply_open(const uint8_t *rec, size_t len, size_t *body)
+{
+	struct sc_rpc_reply_hdr h;
+	struct sc_xdr x;
+
+	sc_memset(&h, 0, sizeof(h));
+	sc_xdr_init_decode(&x, rec, len, NULL, 0);
+	sc_rpc_xdr_reply_hdr(&x, &h);
+	if (x.err)
+		return -SC_EBADMSG;
+	if (h.reply_stat == SC_RPC_MSG_DENIED)
+		return h.reject_stat == SC_RPC_AUTH_ERROR ? -SC_EACCES :
+							    -SC_EPROTONOSUPPORT;
+	switch (h.accept_stat) {
+	case SC_RPC_SUCCESS:
+		*body = x.pos;
+		return 0;
+	case SC_RPC_GARBAGE_ARGS:
+		return -SC_EINVAL;
+	case SC_RPC_SYSTEM_ERR:
+		return -SC_EREMOTEIO;
+	default:
+		return -SC_EPROTONOSUPPORT;
+	}
+}
+
 bool sc_rpc_auth_sys_valid(const struct sc_rpc_auth *a)
 {
 	const uint8_t *name;

@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 
 #include "seacache/peer_client.h"
+#include "seacache/peer_serve.h"
 #include "seacache/rpc_transport.h"
 
 /*
@@ -46,22 +47,6 @@ static int peer_addr_str(const struct csi_peer_addr *a,
 	return 0;
 }
 
-static int status_errno(uint32_t status)
-{
-	switch (status) {
-	case CSI_OK:
-		return 0;
-	case CSI_ERR_BAD_TOKEN:
-		return -EACCES;
-	case CSI_ERR_NOENT:
-		return -ENOENT;
-	case CSI_ERR_BUSY:
-		return -EBUSY;
-	default:
-		return -EPROTO;
-	}
-}
-
 static void peer_client_opts(struct sc_rpc_client_opts *o, char *host,
 			     int timeout_ms, uint32_t block_size,
 			     unsigned int inflight)
@@ -89,10 +74,7 @@ static int peer_call(struct sc_rpc_client *c, struct sc_hasher *hs,
 
 	err = sc_rpc_call(c, CSI_PEER_PROC_READ, &a, &res, &rep);
 	if (!err)
-		err = status_errno(res.status);
-	if (!err)
-		err = sc_block_verify(hs, block_size, h, res.data.p,
-				      res.data.len, out_block);
+		err = sc_peer_read_take(hs, block_size, h, &res, out_block);
 	sc_rpc_reply_free(rep);
 	return err;
 }

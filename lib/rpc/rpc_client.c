@@ -365,40 +365,18 @@ static void read_replies(struct sc_rpc_client *c, int64_t deadline_ms)
 	pthread_cond_broadcast(&c->cond);
 }
 
-static int accept_error(const struct sc_rpc_reply_hdr *h)
-{
-	if (h->reply_stat == SC_RPC_MSG_DENIED)
-		return h->reject_stat == SC_RPC_AUTH_ERROR ? -EACCES :
-							  -EPROTONOSUPPORT;
-	switch (h->accept_stat) {
-	case SC_RPC_SUCCESS:
-		return 0;
-	case SC_RPC_GARBAGE_ARGS:
-		return -EINVAL;
-	case SC_RPC_SYSTEM_ERR:
-		return -EREMOTEIO;
-	default:
-		return -EPROTONOSUPPORT;
-	}
-}
-
 /* Decode a reply record into res; on success *reply owns the memory. */
 static int decode_reply(struct sc_rpc_client *c, struct call_slot *s,
 			void *res, struct sc_rpc_reply **reply)
 {
 	const struct csi_proc_info *pi = csi_proc_find(c->o.prog, s->proc);
-	struct sc_rpc_reply_hdr h = { 0 };
 	struct sc_rpc_reply *r;
 	size_t body, alen;
-	struct sc_xdr x;
 	int err;
 
-	sc_xdr_init_decode(&x, s->rec, s->rec_len, NULL, 0);
-	sc_rpc_xdr_reply_hdr(&x, &h);
-	err = x.err ? -EBADMSG : accept_error(&h);
+	err = sc_rpc_reply_open(s->rec, s->rec_len, &body);
 	if (err)
 		return err;
-	body = x.pos;
 	alen = csi_decode_arena_size(pi->res, s->rec_len - body);
 	r = malloc(sizeof(*r) + alen);
 	if (!r)

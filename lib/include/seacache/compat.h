@@ -49,6 +49,8 @@
 #define SC_ESTALE ESTALE	/* the file is gone */
 #define SC_ENOSPC ENOSPC
 #define SC_EPROTO EPROTO	/* the peer broke the protocol */
+#define SC_EPROTONOSUPPORT EPROTONOSUPPORT	/* program, version refused */
+#define SC_EREMOTEIO EREMOTEIO	/* the other side failed (SYSTEM_ERR) */
 #define SC_EINTR EINTR		/* a fatal signal ended a wait */
 #define SC_ETIMEDOUT ETIMEDOUT
 

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * Cooperative reads between hosts, the serving host's part that every host
- * shares whatever its transport (user-space agent or kernel module): the
- * answer to one PEER_READ (PROTOCOL.md §7.8).  The requester checks the
- * bytes a peer sent (§9.4) as it checks any block received, with
- * sc_block_verify (hash.h).
+ * Cooperative reads between hosts, the part every host shares whatever its
+ * transport (user-space agent or kernel module): the serving host's answer
+ * to one PEER_READ (PROTOCOL.md §7.8), and the requester's check of it
+ * (§9.4: the bytes checked as any block received, with sc_block_verify).
  */
 #ifndef SEACACHE_PEER_SERVE_H
 #define SEACACHE_PEER_SERVE_H
 
 #include "csi_proto.h"
+#include "hash.h"
 #include "peer_token.h"
 
 /* What the serving host learnt from its last HELLO. */
@@ -41,5 +41,15 @@ int sc_peer_serve_read(const struct sc_peer_identity *id, uint64_t now,
 		       const struct csi_peer_read_args *a, sc_peer_get_fn get,
 		       void *ctx, void *buf, uint32_t block_size,
 		       struct csi_peer_read_res *res);
+
+/*
+ * The requester's side: a PEER_READ answer for content h taken into out
+ * (block_size bytes): 0; -SC_EACCES (token refused), -SC_ENOENT (not
+ * held), -SC_EBUSY, -SC_EPROTO (another status); or sc_block_verify's
+ * error when the bytes are not content h.
+ */
+int sc_peer_read_take(struct sc_hasher *hs, uint32_t block_size,
+		      const struct sc_hash *h,
+		      const struct csi_peer_read_res *res, void *out);
 
 #endif /* SEACACHE_PEER_SERVE_H */

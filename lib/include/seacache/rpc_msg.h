@@ -70,6 +70,14 @@ struct sc_rpc_reply_hdr {
  */
 void sc_rpc_xdr_call_hdr(struct sc_xdr *x, struct sc_rpc_call_hdr *h);
 void sc_rpc_xdr_reply_hdr(struct sc_xdr *x, struct sc_rpc_reply_hdr *h);
+/*
+ * A reply record's header, for every client of the CSI programs: 0 with
+ * *body the offset of the results when the call was accepted and ran;
+ * else -SC_EBADMSG (malformed), -SC_EACCES (auth refused), -SC_EINVAL
+ * (GARBAGE_ARGS), -SC_EREMOTEIO (SYSTEM_ERR), -SC_EPROTONOSUPPORT (the
+ * rest).
+ */
+int sc_rpc_reply_open(const uint8_t *rec, size_t len, size_t *body);
 /* Does an AUTH_SYS credential's body decode exactly as authsys_parms? */
 bool sc_rpc_auth_sys_valid(const struct sc_rpc_auth *a);
 
