@@ -75,7 +75,6 @@ struct scfs_sb_info {
 	struct kobject kobj;		/* /sys/fs/seacache/<major:minor> */
 	struct completion kobj_released;
 	bool kobj_added;
-	u64 mounted_ms;			/* clock at mount, for the uptime */
 };
 
 static inline struct scfs_sb_info *scfs_sb(const struct super_block *sb)

@@ -346,7 +346,6 @@ static int scfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	err = scfs_sysfs_add(sb);
 	if (err)
 		return err;
-	sbi->mounted_ms = ktime_to_ms(ktime_get());
 	mutex_lock(&sbi->host_lock);
 	err = scfs_host_start(sb);
 	mutex_unlock(&sbi->host_lock);
