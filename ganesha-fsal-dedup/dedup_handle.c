@@ -3,9 +3,10 @@
  * FSAL_DEDUP object handles: namespace, attributes and I/O on the store.
  *
  * There are no file descriptors: the store is addressed by inode number.
- * Share reservations and "open" state are kept exactly as FSAL_MEM keeps
- * them (a struct fsal_fd holding only open flags, in the handle for the
- * global "fd" and after each state_t), under obj_handle->obj_lock.
+ * Share reservations and "open" state are kept as FSAL_MEM keeps them (a
+ * struct fsal_fd holding only open flags, in the handle for the global
+ * "fd" and after each state_t), under obj_handle->obj_lock; the open
+ * flags are the client's own, as FSAL_VFS keeps them.
  *
  * Adapted from NFS-Ganesha FSAL_MEM, LGPL-3.0-or-later
  * (mem_handle.c, Copyright 2017-2021 Red Hat, Inc., Daniel Gryniewicz).
@@ -231,6 +232,13 @@ static int truncate_to_zero(struct dedup_fsal_obj_handle *h,
 
 /* ---------------------------------------------------------------------
  * "File descriptors": open flags only, as in FSAL_MEM
+ *
+ * An fd's open flags are exactly the access and deny the client asked
+ * for, as FSAL_VFS keeps them, and the share counters are taken and
+ * released with those same flags.  (FSAL_MEM adds READ to a write-only
+ * open; counted with the share reservations, that READ was never asked
+ * for, and released it wrapped the counter.)  A READ under a write-only
+ * open then uses the global fd and its share check, as on FSAL_VFS.
  */
 
 static fsal_status_t dedup_open_my_fd(struct fsal_fd *fd,
@@ -803,8 +811,6 @@ static fsal_status_t open2_by_handle(struct fsal_obj_handle *obj_hdl,
 		my_fd = &h->fd;
 	}
 
-	if (openflags & FSAL_O_WRITE)
-		openflags |= FSAL_O_READ;
 	dedup_open_my_fd(my_fd, openflags);
 
 	if (openflags & FSAL_O_TRUNC) {
@@ -953,8 +959,6 @@ static fsal_status_t dedup_open2(struct fsal_obj_handle *obj_hdl,
 	 */
 	if (my_fd == NULL)
 		my_fd = &hdl->fd;
-	if (openflags & FSAL_O_WRITE)
-		openflags |= FSAL_O_READ;
 	dedup_open_my_fd(my_fd, openflags);
 
 	fill_attrs_out(dir->store, &a, attrs_out);
