@@ -149,9 +149,11 @@ static void *ccache_buffer(struct sc_ccache *cc)
 static void *ccache_place(struct sc_ccache *cc, const struct sc_hash *h,
 			 uint32_t share)
 {
-	void *buf = ccache_buffer(cc);
+	void *buf;
 	uint32_t slot;
 
+	sc_policy_admit(&cc->policy, sc_hash_key64(h));
+	buf = ccache_buffer(cc);
 	if (!buf)
 		return NULL;
 	slot = sc_itab_free_pop(&cc->tab, &cc->free_head);

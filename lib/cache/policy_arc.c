@@ -7,9 +7,13 @@
  * goes to T2.  The victim is T1's LRU block while T1 is larger than p,
  * else T2's.
  *
- * At the slot interface the victim is chosen before the incoming block is
- * known, so the "x in B2 and |T1| = p" refinement of the original REPLACE
- * is not applied: T1 gives the victim only when |T1| > p (or T2 is empty).
+ * As in the paper, a miss first adapts p (a ghost hit) or trims the ghost
+ * lists (a complete miss), in admit(), and only then is the victim chosen
+ * (REPLACE, with the "x in B2 and |T1| = p" refinement).  p is a real
+ * number as in the paper, moved by max(1, |B2| / |B1|) without rounding
+ * (fixed point, 32 fraction bits): seacache-sim's miss counts equal
+ * libCacheSim's ARC (tests/sim/test_sim_libcachesim.sh), whose p is a
+ * double.
  * Ghost keys come from the cache's key() hook; without it there are no
  * ghosts and p stays 0.  Ghosts are remembered only for slots that
  * victim() named; dropped blocks leave no ghost.
@@ -23,11 +27,25 @@
 
 enum { ARC_NONE, ARC_T1, ARC_T2, ARC_B1, ARC_B2 };
 
+#define ARC_ONE (1ull << 32)
+
+/* max(1, x / y) in ARC_ONE units (y > 0). */
+static uint64_t arc_delta(uint32_t x, uint32_t y)
+{
+	uint64_t d = ((uint64_t)x << 32) / y;
+
+	return d > ARC_ONE ? d : ARC_ONE;
+}
+
 struct arc {
 	uint32_t c;
 	uint32_t g;		/* ghost entries */
-	uint32_t p;		/* target size of T1 */
+	uint64_t p;		/* target size of T1, ARC_ONE per block */
 	uint32_t pending;	/* slot named by the last victim() */
+	/* The block coming in, from admit() to insert(): */
+	uint8_t in;		/* ARC_B1, ARC_B2 (a ghost hit) or ARC_NONE */
+	bool no_ghost;		/* T1 holds c: its LRU block leaves no ghost */
+	uint32_t in_ghost;	/* its ghost entry */
 	struct sc_lru t1, t2;	/* over slots, sharing link[] */
 	struct sc_lru b1, b2;	/* over ghost entries, sharing glink[] */
 	struct sc_lru_link *link;
@@ -61,6 +79,7 @@ static int arc_init(struct sc_policy *p, uint32_t capacity, const char *arg)
 		return -SC_ENOMEM;
 	a->c = capacity;
 	a->pending = SC_NIL;
+	a->in_ghost = SC_NIL;
 	a->link = sc_calloc(capacity, sizeof(*a->link));
 	a->g = capacity + 1;	/* c, and one in flight before insert() */
 	a->glink = sc_calloc(a->g, sizeof(*a->glink));
@@ -116,28 +135,51 @@ static void arc_ghost_add(struct arc *a, uint64_t key, uint8_t b)
 	sc_lru_push_head(b == ARC_B1 ? &a->b1 : &a->b2, g);
 }
 
+/*
+ * A block with this key is coming in: adapt p if the key is a ghost (the
+ * paper's cases II and III, before REPLACE), else keep the directory
+ * within 2c and L1 = T1 + B1 within c (case IV).  |T1| = c (B1 empty) is
+ * case IV.A's other half: T1's LRU block leaves without a ghost.
+ */
+static void arc_admit(struct sc_policy *p, uint64_t key)
+{
+	struct arc *a = p->priv;
+	uint32_t g = p->key ? arc_ghost_find(a, key) : SC_NIL;
+	uint64_t d, c = (uint64_t)a->c * ARC_ONE;
+	uint32_t l1 = a->t1.count + a->b1.count;
+
+	a->in = g == SC_NIL ? ARC_NONE : a->gwhere[g];
+	a->in_ghost = g;
+	if (a->in == ARC_B1) {
+		d = arc_delta(a->b2.count, a->b1.count);
+		a->p = a->p + d < c ? a->p + d : c;
+	} else if (a->in == ARC_B2) {
+		d = arc_delta(a->b1.count, a->b2.count);
+		a->p = a->p > d ? a->p - d : 0;
+	} else if (l1 >= a->c) {
+		if (a->b1.count)
+			arc_ghost_drop(a, sc_lru_tail(&a->b1));
+		else
+			a->no_ghost = true;
+	} else if (l1 + a->t2.count + a->b2.count >= 2 * a->c &&
+		   a->b2.count) {
+		arc_ghost_drop(a, sc_lru_tail(&a->b2));
+	}
+}
+
 static void arc_insert(struct sc_policy *p, uint32_t slot)
 {
 	struct arc *a = p->priv;
-	uint32_t g = SC_NIL, d;
+	uint32_t g = a->in_ghost;
 
-	if (p->key)
-		g = arc_ghost_find(a, p->key(p->key_ctx, slot));
-	if (g == SC_NIL) {
-		/* A complete miss: keep |T1| + |B1| <= c. */
-		while (a->b1.count && a->t1.count + a->b1.count >= a->c)
-			arc_ghost_drop(a, sc_lru_tail(&a->b1));
+	a->no_ghost = false;
+	if (a->in == ARC_NONE || g == SC_NIL || a->gwhere[g] != a->in) {
+		a->in = ARC_NONE;
 		a->where[slot] = ARC_T1;
 		sc_lru_push_head(&a->t1, slot);
 		return;
 	}
-	if (a->gwhere[g] == ARC_B1) {
-		d = a->b2.count > a->b1.count ? a->b2.count / a->b1.count : 1;
-		a->p = a->p + d < a->c ? a->p + d : a->c;
-	} else {
-		d = a->b1.count > a->b2.count ? a->b1.count / a->b2.count : 1;
-		a->p = a->p > d ? a->p - d : 0;
-	}
+	a->in = ARC_NONE;
 	arc_ghost_drop(a, g);
 	a->where[slot] = ARC_T2;
 	sc_lru_push_head(&a->t2, slot);
@@ -156,11 +198,14 @@ static void arc_hit(struct sc_policy *p, uint32_t slot)
 	sc_lru_push_head(&a->t2, slot);
 }
 
+/* The paper's REPLACE, with the p that arc_admit() adapted. */
 static uint32_t arc_victim(struct sc_policy *p)
 {
 	struct arc *a = p->priv;
+	uint64_t t1 = (uint64_t)a->t1.count * ARC_ONE;
 
-	if (a->t1.count && (a->t1.count > a->p || !a->t2.count))
+	if (t1 && (a->no_ghost || !a->t2.count || t1 > a->p ||
+		   (t1 == a->p && a->in == ARC_B2)))
 		a->pending = sc_lru_tail(&a->t1);
 	else
 		a->pending = sc_lru_tail(&a->t2);
@@ -174,9 +219,11 @@ static void arc_remove(struct sc_policy *p, uint32_t slot)
 
 	sc_lru_unlink(w == ARC_T1 ? &a->t1 : &a->t2, slot);
 	a->where[slot] = ARC_NONE;
-	if (slot == a->pending && p->key)
+	if (slot == a->pending && p->key && !a->no_ghost)
 		arc_ghost_add(a, p->key(p->key_ctx, slot),
 			      w == ARC_T1 ? ARC_B1 : ARC_B2);
+	if (slot == a->pending)
+		a->no_ghost = false;
 	a->pending = SC_NIL;
 }
 
@@ -195,6 +242,7 @@ const struct sc_policy_ops sc_policy_arc = {
 	.help = "arc takes no argument",
 	.init = arc_init,
 	.destroy = arc_destroy,
+	.admit = arc_admit,
 	.insert = arc_insert,
 	.hit = arc_hit,
 	.victim = arc_victim,
@@ -204,5 +252,5 @@ const struct sc_policy_ops sc_policy_arc = {
 
 uint32_t sc_policy_arc_target(const struct sc_policy *p)
 {
-	return ((const struct arc *)p->priv)->p;
+	return (uint32_t)(((const struct arc *)p->priv)->p >> 32);
 }

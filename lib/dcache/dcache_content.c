@@ -94,6 +94,7 @@ static void ccont_access(struct sc_dcache *c, const struct sc_dc_req *r,
 		res->kind = SC_DC_HIT;
 		return;
 	}
+	sc_policy_admit(&cc->pol, r->content);
 	if (cc->free_head == SC_NIL) {
 		slot = cc->pol.ops->victim(&cc->pol);
 		gone = cc->key[slot];

@@ -148,6 +148,8 @@ static uint32_t dsplit_data_alloc(struct dsplit *s, uint64_t key,
 {
 	uint32_t d;
 
+	if (!s->cdac)
+		sc_policy_admit(&s->dpol, key);
 	if (s->dfree == SC_NIL) {
 		if (s->cdac) {
 			while (!s->zero.count)
@@ -201,6 +203,7 @@ static void dsplit_map(struct dsplit *s, uint32_t m, uint64_t addr,
 	}
 	/* Held while addresses are deleted: d must not be freed meanwhile. */
 	dref_inc(s, d);
+	sc_policy_admit(&s->mpol, addr);
 	while (s->mfree == SC_NIL) {
 		if (s->cdac)
 			cdac_delete_one(s);

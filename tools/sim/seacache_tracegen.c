@@ -39,6 +39,11 @@ static void usage(FILE *f)
 		"      --fp-bytes N      fingerprint bytes, 8..32 (16)\n"
 		"      --gap-us N        microseconds between one VM's requests (100)\n"
 		"\n"
+		"      --zipf ALPHA      instead: a cache benchmark trace, single-block reads of\n"
+		"                        objects of Zipf(ALPHA) popularity, as MSR CSV\n"
+		"      --objects N       with --zipf: objects (1000000)\n"
+		"      --requests N      with --zipf: requests (8000000)\n"
+		"\n"
 		"  -r, --read TRACE      read TRACE (plain, gzip or zstd; - for stdin), print its\n"
 		"                        statistics, its malformed lines and requests/s\n"
 		"  -f, --format F        with --read: auto, fiu, fiu-pid, msr, seacache (auto)\n"
@@ -71,6 +76,17 @@ static bool parse_frac(const char *s, double *out)
 	double v = strtod(s, &end);
 
 	if (end == s || *end || !(v >= 0 && v <= 1))
+		return false;
+	*out = v;
+	return true;
+}
+
+static bool parse_alpha(const char *s, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end || !(v >= 0 && v <= 10))
 		return false;
 	*out = v;
 	return true;
@@ -118,7 +134,8 @@ static int read_trace(const char *path, const char *format, uint32_t bs)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_BOOT = 256, OPT_NOSCAN, OPT_FP, OPT_GAP };
+	enum { OPT_BOOT = 256, OPT_NOSCAN, OPT_FP, OPT_GAP, OPT_ZIPF,
+	       OPT_OBJECTS, OPT_REQUESTS };
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "seed", required_argument, NULL, 's' },
@@ -132,12 +149,17 @@ int main(int argc, char **argv)
 		{ "max-req", required_argument, NULL, 'm' },
 		{ "fp-bytes", required_argument, NULL, OPT_FP },
 		{ "gap-us", required_argument, NULL, OPT_GAP },
+		{ "zipf", required_argument, NULL, OPT_ZIPF },
+		{ "objects", required_argument, NULL, OPT_OBJECTS },
+		{ "requests", required_argument, NULL, OPT_REQUESTS },
 		{ "read", required_argument, NULL, 'r' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sim_gen_params p;
+	struct sim_zipf_params zp = { .objects = 1000000, .requests = 8000000 };
+	bool zipf = false;
 	struct sim_gen_stats st;
 	const char *output = NULL, *readpath = NULL, *format = NULL;
 	bool bs_given = false;
@@ -163,6 +185,9 @@ int main(int argc, char **argv)
 		case 'm': ok = parse_num(optarg, 1024, &v) && v; p.max_req = (uint32_t)v; break;
 		case OPT_FP: ok = parse_num(optarg, 32, &v); p.fp_bytes = (uint32_t)v; break;
 		case OPT_GAP: ok = parse_num(optarg, UINT32_MAX, &v); p.gap_us = (uint32_t)v; break;
+		case OPT_ZIPF: ok = parse_alpha(optarg, &zp.alpha); zipf = true; break;
+		case OPT_OBJECTS: ok = parse_num(optarg, UINT32_MAX, &v) && v; zp.objects = (uint32_t)v; break;
+		case OPT_REQUESTS: ok = parse_num(optarg, UINT64_MAX, &zp.requests); break;
 		case 'r': readpath = optarg; break;
 		case 'f': format = optarg; break;
 		case 'h': usage(stdout); return 0;
@@ -187,7 +212,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "seacache-tracegen: %s: %s\n", output, strerror(errno));
 		return 1;
 	}
-	if (sim_gen_write(&p, out, &st, err, sizeof(err)) ||
+	zp.seed = p.seed;
+	if ((zipf ? sim_gen_zipf(&zp, out, &st, err, sizeof(err)) :
+		    sim_gen_write(&p, out, &st, err, sizeof(err))) ||
 	    (output && fclose(out))) {
 		fprintf(stderr, "seacache-tracegen: %s\n",
 			output && !err[0] ? strerror(errno) : err);

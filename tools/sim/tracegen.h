@@ -51,4 +51,20 @@ void sim_gen_defaults(struct sim_gen_params *p);
 int sim_gen_write(const struct sim_gen_params *p, FILE *out,
 		  struct sim_gen_stats *st, char *err, size_t errlen);
 
+/*
+ * A cache benchmark trace instead: `requests` single-block reads of one
+ * volume, object ranks drawn from Zipf(alpha) over `objects` objects, as
+ * MSR Cambridge CSV (the format libCacheSim's CSV reader takes too).  An
+ * object's block number is its rank times an odd constant mod 2^40 (a
+ * bijection: distinct ranks, distinct blocks); 1 us between requests.
+ */
+struct sim_zipf_params {
+	uint64_t seed, requests;
+	uint32_t objects;
+	double alpha;
+};
+
+int sim_gen_zipf(const struct sim_zipf_params *p, FILE *out,
+		 struct sim_gen_stats *st, char *err, size_t errlen);
+
 #endif /* SEACACHE_SIM_TRACEGEN_H */

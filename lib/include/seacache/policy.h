@@ -6,6 +6,9 @@
  * A policy sees slots, not blocks: slot indices 0..capacity-1 and, for
  * dedup-aware policies, each slot's sharing count (how many logical blocks
  * are known to hold that content).  The cache calls:
+ *   admit(key)    optional: a block with this key is coming in (called
+ *                 before the victim() calls that make room for it, and
+ *                 insert() follows unless the block could not be placed);
  *   insert(slot)  a block was placed in a free slot;
  *   hit(slot)     the block in slot was read;
  *   victim()      which slot to evict now (the cache is at its limit, or
@@ -31,6 +34,7 @@ struct sc_policy_ops {
 	/* arg: the text after "name:" in a policy spec, or NULL. */
 	int (*init)(struct sc_policy *p, uint32_t capacity, const char *arg);
 	void (*destroy)(struct sc_policy *p);
+	void (*admit)(struct sc_policy *p, uint64_t key);
 	void (*insert)(struct sc_policy *p, uint32_t slot);
 	void (*hit)(struct sc_policy *p, uint32_t slot);
 	uint32_t (*victim)(struct sc_policy *p);
@@ -56,6 +60,13 @@ int sc_policy_create(struct sc_policy *p, const char *spec, uint32_t capacity,
 		     const uint32_t *share);
 void sc_policy_destroy(struct sc_policy *p);
 
+/* Tell the policy, if it wants to know, the key of the block coming in. */
+static inline void sc_policy_admit(struct sc_policy *p, uint64_t key)
+{
+	if (p->ops->admit)
+		p->ops->admit(p, key);
+}
+
 /* The registered policies, for --help texts; NULL past the last one. */
 const struct sc_policy_ops *sc_policy_at(unsigned int i);
 
@@ -67,7 +78,7 @@ extern const struct sc_policy_ops sc_policy_lru;
 extern const struct sc_policy_ops sc_policy_elru;
 extern const struct sc_policy_ops sc_policy_arc;
 
-/* ARC's target size of T1 (its adaptation), for tests and statistics. */
+/* ARC's target size of T1 (its adaptation) in whole blocks, for tests. */
 uint32_t sc_policy_arc_target(const struct sc_policy *p);
 
 #endif /* SEACACHE_POLICY_H */
