@@ -9,7 +9,7 @@ LAB_ARGS   ?=
 FUZZ_SECONDS ?= 600
 
 .PHONY: all deps deps-kernel deps-test build build-asan test test-unit test-kernel test-kernel-debug \
-	test-fsal lab bench bench-fsal bench-kernel checkpatch fuzz clean help sim-plots module dkms-source
+	test-fsal lab bench bench-fsal bench-kernel checkpatch fuzz clean help sim-plots module dkms-source deb
 
 all: build
 
@@ -35,6 +35,8 @@ help:
 	@echo "make module       seacache.ko for Debian's 6.1 headers, in $(BUILD)/kmod/seacache/"
 	@echo "make dkms-source  seacache.ko's DKMS source tree in /usr/src/seacache-VERSION (as root;"
 	@echo "                  then: dkms install seacache/VERSION)"
+	@echo "make deb          Debian packages of the build in $(BUILD)/deb: seacache-server, seacache-host,"
+	@echo "                  seacache-dkms, seacachectl, seacache-dedupbox (vagrant/ installs them)"
 	@echo "make fuzz         libFuzzer on every CSI decoder, FUZZ_SECONDS (600) per target"
 	@echo "make clean        remove build outputs (the kernel and Ganesha caches in /var/cache/seacache stay)"
 	@echo "LAB_ARGS='--help' make lab   shows the lab's options"
@@ -113,6 +115,9 @@ module: deps-kernel
 
 dkms-source:
 	scripts/dkms-tree
+
+deb: build
+	scripts/make-deb --build $(BUILD)
 
 checkpatch:
 	@scripts/install-deps style

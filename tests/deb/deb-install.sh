@@ -1,0 +1,147 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# The packages of `make deb` install with apt from the files alone and purge
+# without leftovers, on this Debian 12 with its packages as they are, while
+# the machine itself is untouched: everything runs in a scratch root, an
+# overlay of / (upper layer on a tmpfs) in private mount, PID and network
+# namespaces, so apt sees this system's installed packages and cannot
+# download anything.  What it proves:
+#  - make-deb puts libfsaldedup.so where Debian's ganesha loads FSALs from
+#    (the directory of its own libfsalvfs.so) and makes seacache-server
+#    depend on the nfs-ganesha it was built with;
+#  - `apt-get install ./*.deb` of all five packages succeeds offline (every
+#    dependency is a Debian 12 package that is present), their programs run
+#    and find their libraries, mount(8) runs mount.seacache for -t seacache;
+#  - the DKMS package's postinst adds seacache/VERSION to DKMS; DKMS then
+#    builds and installs seacache.ko for the kernel of Debian's headers
+#    (scripts/kernel-version; the postinst builds it itself when that kernel
+#    is the running one or the running one has no /lib/modules directory, as
+#    here; otherwise the test runs the `dkms install` an operator would, and
+#    says so), and modprobe finds it there by depmod's index;
+#  - `dpkg -r` and then `dpkg --purge` leave no file behind and change none:
+#    every entry of the overlay's upper layer after the purge is compared with
+#    its state before the install; only apt's and dpkg's logs, caches and
+#    databases and DKMS's machine key (made once per machine by dkms, not by
+#    the package) may differ.
+#
+# usage: deb-install.sh BUILD WORK
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+me=$top/tests/deb/deb-install.sh
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+if [ "${1:-}" != --inner ]; then
+	build=$1 work=$2
+	rm -rf "$work"
+	mkdir -p "$work"
+	"$top/scripts/make-deb" --build "$build" --out "$work/deb" >"$work/debs"
+	[ "$(wc -l <"$work/debs")" -eq 5 ] || fail "make-deb made $(wc -l <"$work/debs") packages, not 5"
+
+	server=$(grep '/seacache-server_' "$work/debs")
+	vfs_dir=$(dirname "$(dpkg -L nfs-ganesha-vfs | grep '/libfsalvfs\.so$')")
+	dpkg-deb -c "$server" | grep " \.$vfs_dir/libfsaldedup\.so$" >/dev/null ||
+		fail "seacache-server has no libfsaldedup.so in $vfs_dir (where libfsalvfs.so is)"
+	ganesha=$(dpkg-query -W -f='${Version}' nfs-ganesha)
+	dpkg-deb -f "$server" Depends | grep -q "nfs-ganesha (>= $ganesha)" ||
+		fail "seacache-server does not depend on nfs-ganesha >= $ganesha: $(dpkg-deb -f "$server" Depends)"
+	echo "ok: libfsaldedup.so in $vfs_dir, depends on nfs-ganesha (>= $ganesha)"
+	exec unshare --mount --pid --fork --net "$me" --inner "$work" "$vfs_dir"
+fi
+
+# --- inside the namespaces -----------------------------------------------------
+work=$2 vfs_dir=$3
+kver=$("$top/scripts/kernel-version")
+ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$top/client-module/dkms.conf")
+s=$work/scratch
+mkdir -p "$s"
+mount -t tmpfs -o size=4g,mode=0755 scratch "$s"
+mkdir "$s/lower" "$s/upper" "$s/ovl-work" "$s/root"
+mount --bind / "$s/lower"
+mount -t overlay overlay -o "lowerdir=$s/lower,upperdir=$s/upper,workdir=$s/ovl-work" "$s/root"
+root=$s/root
+mount -t proc proc "$root/proc"
+mount --rbind /dev "$root/dev"
+mount -t tmpfs tmpfs "$root/tmp"
+mount -t tmpfs tmpfs "$root/run"
+mkdir "$root/tmp/deb"
+mount --bind "$work/deb" "$root/tmp/deb"
+
+in_root() {
+	chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
+		HOME=/root LC_ALL=C "$@"
+}
+
+# What differs from the machine's root: every entry of the upper layer, but
+# a file copied up and holding what it held (a rewritten dpkg status, say),
+# as type, path and, for files and links, what they hold.  (A whiteout, a
+# character device 0/0, is a file deleted.)
+upper_state() {
+	(cd "$s/upper" && find . ! -type d -printf '%y %p\n' | sort -k2 |
+		while read -r t p; do
+			case $t in
+			f) cmp -s "$p" "$s/lower/$p" || echo "$t $p $(md5sum <"$p" | cut -c1-32)" ;;
+			l) echo "$t $p $(readlink "$p")" ;;
+			*) echo "$t $p" ;;
+			esac
+		done)
+}
+# What apt, dpkg and dkms write for themselves on any install
+allowed='^. \./(var/log/|var/cache/(apt|debconf|ldconfig)/|var/lib/apt/|var/lib/dpkg/(status-old|available|lock|lock-frontend|triggers/Lock|triggers/Unincorp)|etc/ld\.so\.cache|var/lib/dkms/mok\.(key|pub) )'
+
+# The state before, as on a host with the kernel installed: depmod's index
+# of that kernel exists (here only its headers are installed).
+[ -e "$root/lib/modules/$kver/modules.dep" ] || in_root depmod "$kver" 2>/dev/null
+upper_state >"$work/upper-before"
+
+debs=$(sed 's|.*/|/tmp/deb/|' "$work/debs" | tr '\n' ' ')
+# shellcheck disable=SC2086 # one word per package
+in_root apt-get install -y -q --no-install-recommends $debs >"$work/apt.log" 2>&1 ||
+	{ cat "$work/apt.log" >&2; fail "apt-get install of the packages failed (no network: a dependency missing here?)"; }
+grep -E 'Building for|skipped|Building initial|Done' "$work/apt.log" | sed 's/^/postinst: /' || true
+for p in seacache-server seacache-host seacache-dkms seacachectl seacache-dedupbox; do
+	in_root dpkg-query -W -f='${Status}' "$p" | grep -q 'install ok installed' || fail "$p is not installed"
+done
+echo "ok: apt-get install of the five packages, offline"
+
+in_root ldd "$vfs_dir/libfsaldedup.so" | grep 'not found' && fail "libfsaldedup.so: a library is missing"
+in_root seacachectl --help 2>&1 | grep -q '^usage: seacachectl' || fail "seacachectl does not run"
+in_root seacache-host --help 2>&1 | grep -q '^usage: seacache-host' || fail "seacache-host does not run"
+in_root seacache-dedupbox --help 2>&1 | grep -q 'side' || fail "seacache-dedupbox does not run"
+in_root mount -f -v -t seacache 127.0.0.1:/seacache /mnt -o csi_port=20050 >"$work/mount.log" 2>&1 ||
+	{ cat "$work/mount.log" >&2; fail "mount -f -t seacache: mount.seacache did not accept the mount"; }
+echo "ok: seacachectl, seacache-host, seacache-dedupbox run; mount -t seacache runs mount.seacache"
+
+in_root dkms status -m seacache -v "$ver" | grep -q . || fail "the postinst did not add seacache/$ver to DKMS"
+if ! in_root dkms status -m seacache -v "$ver" -k "$kver" | grep -q ': installed$'; then
+	echo "note: the postinst built for the running kernel ($(uname -r)) only: dkms install for $kver"
+	in_root dkms install -m seacache -v "$ver" -k "$kver" >"$work/dkms.log" 2>&1 ||
+		{ cat "$work/dkms.log" >&2; fail "dkms install seacache/$ver -k $kver"; }
+fi
+ko=$(in_root modprobe -S "$kver" --show-depends seacache | sed -n 's/^insmod \([^ ]*\).*/\1/p')
+case $ko in
+/lib/modules/"$kver"/updates/dkms/seacache.ko*) ;;
+*) fail "modprobe -S $kver does not find seacache in DKMS's directory: '$ko'" ;;
+esac
+in_root modinfo -F vermagic "$ko" | grep -q "^$kver " || fail "$ko: vermagic is not $kver"
+echo "ok: DKMS installed $ko for $kver"
+
+in_root dpkg -r seacache-server seacache-host seacache-dkms seacache-dedupbox seacachectl >"$work/remove.log" 2>&1 ||
+	{ cat "$work/remove.log" >&2; fail "dpkg -r"; }
+[ ! -e "$root$ko" ] || fail "dpkg -r left $ko"
+in_root dpkg --purge seacache-server seacache-host seacache-dkms seacache-dedupbox seacachectl >>"$work/remove.log" 2>&1 ||
+	{ cat "$work/remove.log" >&2; fail "dpkg --purge"; }
+upper_state >"$work/upper-after"
+diff "$work/upper-before" "$work/upper-after" | sed -n 's/^[<>] //p' | grep -Ev "$allowed" >"$work/traces" || true
+if [ -s "$work/traces" ]; then
+	echo "FAIL: after dpkg --purge these differ from before the install (type path content):" >&2
+	cat "$work/traces" >&2
+	cut -d' ' -f2 "$work/traces" | sort -u | while read -r p; do
+		[ -f "$s/lower/$p" ] && [ -f "$s/upper/$p" ] && diff -u "$s/lower/$p" "$s/upper/$p" | head -20 >&2
+	done
+	exit 1
+fi
+echo "ok: dpkg -r and --purge leave no file behind and change none"
