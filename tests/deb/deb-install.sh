@@ -12,6 +12,10 @@
 #  - `apt-get install ./*.deb` of all five packages succeeds offline (every
 #    dependency is a Debian 12 package that is present), their programs run
 #    and find their libraries, mount(8) runs mount.seacache for -t seacache;
+#  - Debian's ganesha.nfsd, started with the packaged example ganesha.conf
+#    as it is, loads FSAL_DEDUP from its default directory, serves the export
+#    (a file written and read back) and the CSI service on the configured
+#    port (seacachectl stats --server);
 #  - the DKMS package's postinst adds seacache/VERSION to DKMS; DKMS then
 #    builds and installs seacache.ko for the kernel of Debian's headers
 #    (scripts/kernel-version; the postinst builds it itself when that kernel
@@ -74,6 +78,10 @@ in_root() {
 	chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
 		HOME=/root LC_ALL=C "$@"
 }
+# the same in the background: $! is then the command's pid
+in_root_exec() {
+	exec chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C "$@"
+}
 
 # What differs from the machine's root: every entry of the upper layer, but
 # a file copied up and holding what it held (a rewritten dpkg status, say),
@@ -114,6 +122,44 @@ in_root seacache-dedupbox --help 2>&1 | grep -q 'side' || fail "seacache-dedupbo
 in_root mount -f -v -t seacache 127.0.0.1:/seacache /mnt -o csi_port=20050 >"$work/mount.log" 2>&1 ||
 	{ cat "$work/mount.log" >&2; fail "mount -f -t seacache: mount.seacache did not accept the mount"; }
 echo "ok: seacachectl, seacache-host, seacache-dedupbox run; mount -t seacache runs mount.seacache"
+
+# Debian's ganesha.nfsd with the packaged example configuration as it is:
+# it loads libfsaldedup.so from its default FSAL directory and serves the
+# export (a file written and read back over NFSv3) and the CSI service on
+# the configuration's port.  What it writes goes to tmpfs mounts (its store,
+# recovery directory, log), not into the root checked below.
+conf=/usr/share/doc/seacache-server/examples/ganesha.conf
+mnt_port=$(sed -n 's/^[[:space:]]*MNT_Port = \([0-9]*\);.*/\1/p' "$root$conf")
+csi_port=$(sed -n 's/^[[:space:]]*CSI_Port = \([0-9]*\);.*/\1/p' "$root$conf")
+ip link set lo up
+for d in /var/lib/seacache /var/lib/nfs/ganesha; do
+	mkdir -p "$root$d"
+	mount -t tmpfs tmpfs "$root$d"
+done
+in_root_exec rpcbind -f -w >"$work/rpcbind.log" 2>&1 &
+rpcbind_pid=$!
+in_root_exec ganesha.nfsd -F -L /run/ganesha.log -p /run/ganesha.pid -f "$conf" >"$work/ganesha.out" 2>&1 &
+ganesha_pid=$!
+url="nfs://127.0.0.1/seacache/?mountport=$mnt_port"
+n=0
+until in_root nfs-ls "$url" >/dev/null 2>&1; do
+	n=$((n + 1))
+	if ! kill -0 $ganesha_pid 2>/dev/null || [ $n -gt 600 ]; then
+		cat "$root/run/ganesha.log" "$work/ganesha.out" >&2
+		fail "ganesha.nfsd with $conf does not serve $url"
+	fi
+	sleep 0.2
+done
+head -c 1048576 /dev/urandom >"$root/tmp/written"
+in_root nfs-cp /tmp/written "nfs://127.0.0.1/seacache/written?mountport=$mnt_port" >/dev/null
+in_root nfs-cp "nfs://127.0.0.1/seacache/written?mountport=$mnt_port" /tmp/read >/dev/null
+cmp "$root/tmp/written" "$root/tmp/read" || fail "a file written over NFS reads back different"
+in_root seacachectl stats --server "127.0.0.1:$csi_port" >"$work/csi-stats" 2>&1 ||
+	{ cat "$work/csi-stats" >&2; fail "seacachectl stats --server 127.0.0.1:$csi_port"; }
+kill -TERM $ganesha_pid $rpcbind_pid
+wait $ganesha_pid $rpcbind_pid || true
+for d in /var/lib/seacache /var/lib/nfs/ganesha; do umount "$root$d"; done
+echo "ok: ganesha.nfsd serves $url with FSAL_DEDUP from $vfs_dir and the example configuration; CSI service on port $csi_port"
 
 in_root dkms status -m seacache -v "$ver" | grep -q . || fail "the postinst did not add seacache/$ver to DKMS"
 if ! in_root dkms status -m seacache -v "$ver" -k "$kver" | grep -q ': installed$'; then
