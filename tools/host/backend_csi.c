@@ -110,6 +110,7 @@ void csi_backend_totals(void *be, struct host_totals *t)
 	sc_host_get_stats(b->host, &st);
 	memset(t, 0, sizeof(*t));
 	t->server_bytes = st.server_data_bytes;
+	t->written_bytes = st.write_data_bytes;
 	t->peer_bytes = st.peer_bytes;
 	t->peer_served_bytes = st.peer_served * b->block_size;
 	t->server_calls = st.server_calls;
@@ -194,6 +195,36 @@ static int csi_read(void *be, void *vmctx, uint32_t image, uint64_t off,
 	return 0;
 }
 
+/* UNSTABLE writes, as an NFS client sends them; flush commits them. */
+static int csi_write(void *be, void *vmctx, uint32_t image, uint64_t off,
+		     const void *buf, size_t len)
+{
+	struct csi_backend *b = be;
+	uint64_t file;
+	ssize_t put;
+	int rc;
+
+	(void)vmctx;
+	rc = image_file(b, image, &file);
+	if (rc)
+		return rc;
+	put = sc_host_write(b->host, file, off, buf, len, false);
+	if (put < 0)
+		return (int)put;
+	return (size_t)put == len ? 0 : -EIO;
+}
+
+static int csi_flush(void *be, void *vmctx, uint32_t image)
+{
+	struct csi_backend *b = be;
+	uint64_t file;
+	int rc;
+
+	(void)vmctx;
+	rc = image_file(b, image, &file);
+	return rc ? rc : sc_host_commit(b->host, file);
+}
+
 /* Queued eviction notices out, and the lease renewed, while VMs run. */
 static void csi_tick(void *be)
 {
@@ -206,5 +237,7 @@ const struct backend_ops csi_backend_ops = {
 	.vm_open = csi_vm_open,
 	.vm_close = csi_vm_close,
 	.read = csi_read,
+	.write = csi_write,
+	.flush = csi_flush,
 	.tick = csi_tick,
 };

@@ -29,13 +29,14 @@ struct nfs_backend {
 	pthread_mutex_t lock;		/* the cache */
 	struct sc_ccache *cache;
 	_Atomic uint64_t server_bytes, server_calls, blocks, hits;
+	_Atomic uint64_t written_bytes;
 };
 
 struct nfs_vm {
 	struct nfs_context *nfs;
 	struct nfsfh **fh;		/* per image, opened on first use */
 	uint32_t nfh;
-	uint64_t readmax;
+	uint64_t readmax, writemax;
 };
 
 /* The cache key of an address: not a content hash, never confused with
@@ -90,6 +91,7 @@ void nfs_backend_totals(void *be, struct host_totals *t)
 
 	memset(t, 0, sizeof(*t));
 	t->server_bytes = atomic_load(&b->server_bytes);
+	t->written_bytes = atomic_load(&b->written_bytes);
 	t->server_calls = atomic_load(&b->server_calls);
 	t->blocks_read = atomic_load(&b->blocks);
 	t->cache_blocks_hit = atomic_load(&b->hits);
@@ -212,6 +214,7 @@ static void *nfs_vm_open(void *be, unsigned int vm, char *err, size_t errlen)
 		return NULL;
 	}
 	v->readmax = nfs_get_readmax(v->nfs);
+	v->writemax = nfs_get_writemax(v->nfs);
 	return v;
 }
 
@@ -244,7 +247,7 @@ static struct nfsfh *image_fh(struct nfs_backend *b, struct nfs_vm *v,
 	}
 	if (!v->fh[image]) {
 		host_image_path(&b->paths, image, path, sizeof(path));
-		if (nfs_open(v->nfs, path, O_RDONLY, &v->fh[image]))
+		if (nfs_open(v->nfs, path, O_RDWR, &v->fh[image]))
 			return NULL;
 	}
 	return v->fh[image];
@@ -324,8 +327,57 @@ static int nfs_backend_read(void *be, void *vmctx, uint32_t image,
 	return rc;
 }
 
+/* Written through (WRITE3s of writemax), and kept in the address cache
+ * as a page cache keeps what was written. */
+static int nfs_backend_write(void *be, void *vmctx, uint32_t image,
+			     uint64_t off, const void *buf, size_t len)
+{
+	struct nfs_backend *b = be;
+	struct nfs_vm *v = vmctx;
+	struct nfsfh *fh = image_fh(b, v, image);
+	const uint8_t *in = buf;
+	size_t done = 0;
+
+	if (!fh)
+		return -ENOENT;
+	while (done < len) {
+		size_t n = len - done < v->writemax ? len - done : v->writemax;
+		int put = nfs_pwrite(v->nfs, fh, off + done, n, in + done);
+
+		atomic_fetch_add(&b->server_calls, 1);
+		if (put < 0)
+			return put;
+		if (put == 0)
+			return -EIO;
+		atomic_fetch_add(&b->written_bytes, (uint64_t)put);
+		done += (size_t)put;
+	}
+	pthread_mutex_lock(&b->lock);
+	for (size_t k = 0; k < len / b->block_size; k++) {
+		struct sc_hash key = addr_key(image, off / b->block_size + k);
+
+		sc_ccache_insert(b->cache, &key, in + k * b->block_size, 1);
+	}
+	pthread_mutex_unlock(&b->lock);
+	return 0;
+}
+
+static int nfs_backend_flush(void *be, void *vmctx, uint32_t image)
+{
+	struct nfs_backend *b = be;
+	struct nfs_vm *v = vmctx;
+	struct nfsfh *fh = image_fh(b, v, image);
+
+	if (!fh)
+		return -ENOENT;
+	atomic_fetch_add(&b->server_calls, 1);
+	return nfs_fsync(v->nfs, fh);
+}
+
 const struct backend_ops nfs_backend_ops = {
 	.vm_open = nfs_vm_open,
 	.vm_close = nfs_vm_close,
 	.read = nfs_backend_read,
+	.write = nfs_backend_write,
+	.flush = nfs_backend_flush,
 };

@@ -3,10 +3,13 @@
  * Workload replay for seacache-host: see replay.h.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,12 +35,129 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
+/* A block of the written data, by its hash. */
+struct data_block {
+	struct sc_hash hash;
+	uint32_t at;
+};
+
+static int cmp_data_block(const void *a, const void *b)
+{
+	return memcmp(((const struct data_block *)a)->hash.b,
+		      ((const struct data_block *)b)->hash.b, SC_HASH_LEN);
+}
+
+/* The block of the n sorted ones whose hash starts with fp; or -1. */
+static int64_t find_block(const struct data_block *d, size_t n,
+			  const uint8_t *fp, uint32_t fp_len)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = memcmp(d[mid].hash.b, fp, fp_len);
+
+		if (!c)
+			return d[mid].at;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* The workload's written bytes, path.blocks, mapped; each write's
+ * fingerprints found there (r->src). */
+static int load_written(struct replay *r, const char *path, char *err,
+			size_t errlen)
+{
+	char *bpath = malloc(strlen(path) + sizeof(".blocks"));
+	struct sc_hasher *hs = sc_hasher_new();
+	struct data_block *d = NULL;
+	size_t n = 0, i;
+	struct stat st;
+	int fd = -1, rc = -1;
+
+	if (!bpath || !hs) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	strcpy(bpath, path);
+	strcat(bpath, ".blocks");
+	fd = open(bpath, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		snprintf(err, errlen, "%s (the written bytes of %s): %s",
+			 bpath, path, strerror(errno));
+		goto out;
+	}
+	n = (size_t)st.st_size / r->block_size;
+	if (!n || (size_t)st.st_size % r->block_size || n > UINT32_MAX) {
+		snprintf(err, errlen, "%s: not whole blocks of %u bytes",
+			 bpath, r->block_size);
+		goto out;
+	}
+	r->data = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd,
+		       0);
+	if (r->data == MAP_FAILED) {
+		r->data = NULL;
+		snprintf(err, errlen, "%s: %s", bpath, strerror(errno));
+		goto out;
+	}
+	r->data_len = (size_t)st.st_size;
+	d = malloc(n * sizeof(*d));
+	r->src = calloc(r->nfps, sizeof(*r->src));
+	if (!d || !r->src) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		d[i].at = (uint32_t)i;
+		if (sc_hasher_digest(hs, r->data + i * r->block_size,
+				     r->block_size, &d[i].hash)) {
+			snprintf(err, errlen, "%s: cannot hash", bpath);
+			goto out;
+		}
+	}
+	qsort(d, n, sizeof(*d), cmp_data_block);
+	for (unsigned int v = 0; v < r->nvms; v++) {
+		for (size_t k = 0; k < r->nreqs[v]; k++) {
+			const struct vm_req *q = &r->reqs[v][k];
+
+			for (uint32_t b = 0; q->write && b < q->nblocks; b++) {
+				size_t f = (size_t)q->fp_at + b;
+				int64_t at = find_block(d, n, r->fps + f * r->fp_len,
+							r->fp_len);
+
+				if (at < 0) {
+					snprintf(err, errlen,
+						 "%s: a write of VM %u (block %llu): its content is not in %s",
+						 path, r->vm_first + v,
+						 (unsigned long long)(q->lbn + b),
+						 bpath);
+					goto out;
+				}
+				r->src[f] = (uint32_t)at;
+			}
+		}
+	}
+	rc = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(d);
+	free(bpath);
+	sc_hasher_free(hs);
+	return rc;
+}
+
 int replay_load(struct replay *r, const char *path, unsigned int vm_first,
 		unsigned int nvms, char *err, size_t errlen)
 {
 	struct sim_trace *t;
 	struct sim_req q;
 	size_t *cap = calloc(nvms, sizeof(*cap)), fcap = 0;
+	bool writes = false;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
@@ -59,13 +179,6 @@ int replay_load(struct replay *r, const char *path, unsigned int vm_first,
 
 		if (q.vm < vm_first || v >= nvms)
 			continue;
-		if (q.op != 'R') {
-			snprintf(err, errlen,
-				 "%s writes (VM %u, image %llu): seacache-host replays read storms (boot, scan)",
-				 path, q.vm, (unsigned long long)q.file);
-			sim_trace_close(t);
-			goto fail;
-		}
 		if (q.fp_len == 0 || (r->fp_len && q.fp_len != r->fp_len)) {
 			snprintf(err, errlen,
 				 "%s: requests need fingerprints of one length",
@@ -87,6 +200,8 @@ int replay_load(struct replay *r, const char *path, unsigned int vm_first,
 		vr->nblocks = q.nblocks;
 		vr->image = (uint32_t)q.file;
 		vr->fp_at = (uint32_t)r->nfps;
+		vr->write = q.op == 'W';
+		writes |= vr->write;
 		memcpy(r->fps + r->nfps * q.fp_len, q.fp,
 		       (size_t)q.nblocks * q.fp_len);
 		r->nfps += q.nblocks;
@@ -106,6 +221,8 @@ int replay_load(struct replay *r, const char *path, unsigned int vm_first,
 		goto fail;
 	}
 	sim_trace_close(t);
+	if (writes && load_written(r, path, err, errlen))
+		goto fail;
 	free(cap);
 	return 0;
 fail:
@@ -121,6 +238,9 @@ void replay_free(struct replay *r)
 	free(r->reqs);
 	free(r->nreqs);
 	free(r->fps);
+	free(r->src);
+	if (r->data)
+		munmap(r->data, r->data_len);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -175,6 +295,31 @@ static void verify_blocks(struct vm_run *w, struct sc_hasher *hs,
 	}
 }
 
+/* Every image the VM wrote made stable, once each. */
+static void flush_written(struct vm_run *w)
+{
+	const struct vm_req *q = w->r->reqs[w->v];
+	size_t n = w->r->nreqs[w->v];
+
+	for (size_t i = 0; i < n; i++) {
+		bool first = q[i].write;
+		int rc;
+
+		for (size_t j = 0; first && j < i; j++)
+			first = !(q[j].write && q[j].image == q[i].image);
+		if (!first)
+			continue;
+		rc = w->ops->flush(w->be, w->vmctx, q[i].image);
+		if (rc) {
+			fprintf(stderr,
+				"seacache-host: VM %u flush of image %u: %s\n",
+				w->r->vm_first + w->v, q[i].image,
+				strerror(-rc));
+			w->res->errors++;
+		}
+	}
+}
+
 static void *vm_main(void *arg)
 {
 	struct vm_run *w = arg;
@@ -199,26 +344,38 @@ static void *vm_main(void *arg)
 			w->res->errors++;
 			break;
 		}
+		for (uint32_t b = 0; q->write && b < q->nblocks; b++)
+			memcpy(buf + (size_t)b * r->block_size,
+			       r->data + (size_t)r->src[q->fp_at + b] *
+					 r->block_size, r->block_size);
 		s = now_us();
-		rc = w->ops->read(w->be, w->vmctx, q->image,
-				  q->lbn * r->block_size, buf, len);
+		if (q->write)
+			rc = w->ops->write(w->be, w->vmctx, q->image,
+					   q->lbn * r->block_size, buf, len);
+		else
+			rc = w->ops->read(w->be, w->vmctx, q->image,
+					  q->lbn * r->block_size, buf, len);
 		lat[i] = (float)(now_us() - s);
 		sum += lat[i];
 		w->res->requests++;
 		w->res->blocks += q->nblocks;
+		if (q->write)
+			w->res->write_blocks += q->nblocks;
 		if (rc) {
 			if (!w->res->errors)
 				fprintf(stderr,
-					"seacache-host: VM %u read of image %u block %llu: %s\n",
-					r->vm_first + w->v, q->image,
+					"seacache-host: VM %u %s of image %u block %llu: %s\n",
+					r->vm_first + w->v,
+					q->write ? "write" : "read", q->image,
 					(unsigned long long)q->lbn,
 					strerror(-rc));
 			w->res->errors++;
-		} else if (hs) {
+		} else if (hs && !q->write) {
 			verify_blocks(w, hs, q, buf);
 		}
 		atomic_store(&w->done, i + 1);
 	}
+	flush_written(w);
 	w->res->seconds = (now_us() - t0) / 1e6;
 	if (w->res->requests) {
 		qsort(lat, w->res->requests, sizeof(*lat), cmp_float);

@@ -5,6 +5,9 @@
  * its requests back to back through a backend (one per host: plain NFS
  * with an address cache, or the SeaCache host library), each read checked
  * against the workload's fingerprints, with per-VM latency statistics.
+ * A write storm's bytes come from the workload's FILE.blocks (the patch
+ * storm's: tools/workload/README.md), found by their fingerprints; what a
+ * VM wrote is made stable (flush) after its last request.
  */
 #ifndef SEACACHE_HOST_REPLAY_H
 #define SEACACHE_HOST_REPLAY_H
@@ -20,6 +23,7 @@ struct vm_req {
 	uint32_t nblocks;
 	uint32_t image;
 	uint32_t fp_at;			/* index of its first fingerprint */
+	bool write;
 };
 
 /* What a backend (one host's way to the server) must do. */
@@ -30,6 +34,11 @@ struct backend_ops {
 	/* Reads len bytes at off of image; 0 or a negative errno. */
 	int (*read)(void *be, void *vmctx, uint32_t image, uint64_t off,
 		    void *buf, size_t len);
+	/* Writes len bytes at off of image; 0 or a negative errno. */
+	int (*write)(void *be, void *vmctx, uint32_t image, uint64_t off,
+		     const void *buf, size_t len);
+	/* What the VM wrote to image is on the server's disk; 0 or -errno. */
+	int (*flush)(void *be, void *vmctx, uint32_t image);
 	/* Every half second while VMs run (keep-alives, notices); or NULL. */
 	void (*tick)(void *be);
 };
@@ -37,6 +46,7 @@ struct backend_ops {
 /* The host's totals, for the comparison table (backend specific). */
 struct host_totals {
 	uint64_t server_bytes;		/* block data server -> host */
+	uint64_t written_bytes;		/* block data host -> server */
 	uint64_t peer_bytes;		/* block data peer -> host */
 	uint64_t peer_served_bytes;	/* block data host -> peers */
 	uint64_t server_calls;
@@ -48,7 +58,8 @@ struct host_totals {
 };
 
 struct vm_result {
-	uint64_t requests, blocks;
+	uint64_t requests, blocks;	/* reads and writes */
+	uint64_t write_blocks;
 	uint64_t verified;		/* blocks checked against the workload */
 	uint64_t mismatches;
 	uint64_t errors;
@@ -64,12 +75,17 @@ struct replay {
 	size_t *nreqs;
 	uint8_t *fps;			/* every fingerprint kept */
 	size_t nfps;
+	/* writes: per fingerprint, its block in data (FILE.blocks) */
+	uint32_t *src;
+	uint8_t *data;
+	size_t data_len;
 	uint64_t total_requests;	/* of this host's VMs */
 };
 
 /*
  * Loads the requests of VMs vm_first .. vm_first + nvms - 1 of the
- * workload at path.  0, or -1 with the reason in err.
+ * workload at path, and for its writes path.blocks.  0, or -1 with the
+ * reason in err.
  */
 int replay_load(struct replay *r, const char *path, unsigned int vm_first,
 		unsigned int nvms, char *err, size_t errlen);
@@ -78,7 +94,8 @@ void replay_free(struct replay *r);
 /*
  * Runs every VM at once through ops/be, with a progress line on stderr
  * when progress is set; fills res[nvms].  verify: compare each block
- * read with its fingerprint (the first fp_len bytes of its SHA-256).
+ * read with its fingerprint (the first fp_len bytes of its SHA-256);
+ * a write is checked by reading it back afterwards (scripts/lab does).
  * 0, or -1 if a VM could not start.
  */
 int replay_run(const struct replay *r, const struct backend_ops *ops,

@@ -37,7 +37,9 @@ static void usage(FILE *f)
 "                     --mode file --mount DIR) [options]\n"
 "   or: seacache-host --load IMAGE --nfs-url URL [--dir DIR]\n"
 "       (copies a local image into the export over NFS)\n"
-"Replays VMs of a read storm (the SeaCache workload format) as one host.\n"
+"Replays VMs of a storm (the SeaCache workload format) as one host: reads\n"
+"checked against the workload, writes (a patch storm's bytes from FILE.blocks)\n"
+"made stable at each VM's end.\n"
 "\n"
 "  --workload FILE      the storm (seacache-workload storm ...)\n"
 "  --server ADDR        csi: the CSI service's numeric address\n"
@@ -202,7 +204,8 @@ static const struct {
 	size_t off;
 } totals_keys[] = {
 #define TK(f) { #f, offsetof(struct host_totals, f) }
-	TK(server_bytes), TK(peer_bytes), TK(peer_served_bytes),
+	TK(server_bytes), TK(written_bytes), TK(peer_bytes),
+	TK(peer_served_bytes),
 	TK(server_calls), TK(cache_blocks_hit), TK(blocks_read),
 	/* csi only: how the misses went */
 	TK(delegations), TK(peer_failures), TK(force_data_blocks),
@@ -210,7 +213,7 @@ static const struct {
 	TK(pushed_hits),
 #undef TK
 };
-#define TOTALS_MISSES 6		/* the first of the csi-only counters */
+#define TOTALS_MISSES 7		/* the first of the csi-only counters */
 #define TOTALS_N (sizeof(totals_keys) / sizeof(totals_keys[0]))
 
 /* Counters from .. to - 1 of t: JSON members, or " key=value" each. */
@@ -270,6 +273,7 @@ static void print_results(const struct opts *o, const struct replay *r,
 
 		sum.requests += x->requests;
 		sum.blocks += x->blocks;
+		sum.write_blocks += x->write_blocks;
 		sum.verified += x->verified;
 		sum.mismatches += x->mismatches;
 		sum.errors += x->errors;
@@ -296,9 +300,10 @@ static void print_results(const struct opts *o, const struct replay *r,
 	if (sum.requests)
 		lat_mean /= (double)sum.requests;
 	if (o->kv) {
-		printf("host name=%s mode=%s requests=%llu blocks=%llu verified=%llu mismatches=%llu errors=%llu lat_mean_us=%.1f lat_p50_max_us=%.1f lat_p99_max_us=%.1f seconds=%.3f",
+		printf("host name=%s mode=%s requests=%llu blocks=%llu write_blocks=%llu verified=%llu mismatches=%llu errors=%llu lat_mean_us=%.1f lat_p50_max_us=%.1f lat_p99_max_us=%.1f seconds=%.3f",
 		       o->name, label, (unsigned long long)sum.requests,
 		       (unsigned long long)sum.blocks,
+		       (unsigned long long)sum.write_blocks,
 		       (unsigned long long)sum.verified,
 		       (unsigned long long)sum.mismatches,
 		       (unsigned long long)sum.errors, lat_mean, p50, p99,
@@ -315,6 +320,9 @@ static void print_results(const struct opts *o, const struct replay *r,
 	       (unsigned long long)sum.verified,
 	       (unsigned long long)sum.mismatches,
 	       (unsigned long long)sum.errors);
+	printf("  to the server %.1f MiB (%llu blocks written)\n",
+	       (double)t->written_bytes / 1048576.0,
+	       (unsigned long long)sum.write_blocks);
 	printf("  from the server %.1f MiB in %llu calls, from peers %.1f MiB, to peers %.1f MiB, host cache hits %.1f%%\n",
 	       (double)t->server_bytes / 1048576.0,
 	       (unsigned long long)t->server_calls,
