@@ -1130,6 +1130,253 @@ static fsal_status_t dedup_commit2(struct fsal_obj_handle *obj_hdl,
 	return dedup_status(dstore_sync(dedup_hdl(obj_hdl)->store->ds));
 }
 
+/* ---------------------------------------------------------------------
+ * ALLOCATE, DEALLOCATE and SEEK (NFSv4.2)
+ */
+
+/* Blocks looked at per store snapshot when walking a file's block map. */
+#define MAP_WINDOW 1024u
+/* Blocks of zeros written per call when punching a hole. */
+#define ZERO_RUN 64u
+
+/*
+ * Calls fn(ctx, lbn, mapped) for each block from first on, a window of
+ * blocks at a time, until fn returns non-zero (that value is returned) or
+ * the file's size is passed (0).  *size: the size in the first window.
+ */
+static int walk_block_map(struct dedup_fsal_obj_handle *h, uint64_t first,
+			  int (*fn)(void *ctx, uint64_t lbn, bool mapped),
+			  void *ctx, uint64_t *size)
+{
+	struct dedup_store *st = h->store;
+	struct sc_hash *hashes = gsh_malloc(MAP_WINDOW * sizeof(*hashes));
+	uint8_t mapped[MAP_WINDOW];
+	struct dstore_attr a;
+	uint64_t lbn, nblocks = UINT64_MAX;
+	uint32_t i;
+	int rc = 0;
+
+	for (lbn = first; rc == 0 && lbn < nblocks; lbn += MAP_WINDOW) {
+		rc = dstore_block_hashes(st->ds, h->ino, lbn, MAP_WINDOW,
+					 hashes, mapped, &a);
+		if (rc < 0)
+			break;
+		if (nblocks == UINT64_MAX) {
+			*size = a.size;
+			nblocks = (a.size + st->block_size - 1) /
+				  st->block_size;
+		}
+		for (i = 0; rc == 0 && i < MAP_WINDOW && lbn + i < nblocks; i++)
+			rc = fn(ctx, lbn + i, mapped[i] != 0);
+	}
+	gsh_free(hashes);
+	return rc;
+}
+
+struct punch {
+	struct dedup_fsal_obj_handle *h;
+	uint64_t end;			/* of the whole blocks to unmap */
+	const uint8_t *zeros;		/* ZERO_RUN blocks */
+	uint64_t run, run_len;		/* mapped blocks not yet written */
+};
+
+/* Writes the pending run of mapped blocks as zeros: they become holes. */
+static int punch_flush(struct punch *p)
+{
+	struct dstore_wblocks w = { .buf = p->zeros, .stable = false };
+	struct dstore_attr pre, post;
+	int rc = 0;
+
+	while (rc == 0 && p->run_len > 0) {
+		w.lbn = p->run;
+		w.n = p->run_len < ZERO_RUN ? (uint32_t)p->run_len : ZERO_RUN;
+		/* end 0: the size stays */
+		rc = dstore_write_blocks(p->h->store->ds, p->h->ino, &w, &pre,
+					 &post);
+		p->run += w.n;
+		p->run_len -= w.n;
+	}
+	return rc;
+}
+
+static int punch_block(void *ctx, uint64_t lbn, bool mapped)
+{
+	struct punch *p = ctx;
+	int rc = 0;
+
+	if (lbn >= p->end) {
+		rc = punch_flush(p);
+		return rc < 0 ? rc : 1;
+	}
+	if (mapped && p->run + p->run_len == lbn) {
+		p->run_len++;
+		return 0;
+	}
+	if (mapped) {
+		rc = punch_flush(p);
+		p->run = lbn;
+		p->run_len = 1;
+	}
+	return rc;
+}
+
+/*
+ * Zeros bytes [off, end) of one block, within the file: the store reads,
+ * merges and writes the block under its own lock.  (Racing a truncation
+ * below off, this would extend the file again, with zeros.)
+ */
+static int zero_within_block(struct dedup_fsal_obj_handle *h, uint64_t off,
+			     uint64_t end, const uint8_t *zeros)
+{
+	ssize_t n;
+
+	if (off >= end)
+		return 0;
+	n = dstore_write(h->store->ds, h->ino, off, zeros, (size_t)(end - off),
+			 false, NULL);
+	return n < 0 ? (int)n : 0;
+}
+
+/*
+ * DEALLOCATE: the bytes read as zeros afterwards and the size stays (as
+ * fallocate(2)'s PUNCH_HOLE | KEEP_SIZE).  Whole blocks that hold data
+ * lose their mapping, so the store drops their references to the chunks;
+ * partial blocks at either end are zeroed in place.
+ */
+static int punch_hole(struct dedup_fsal_obj_handle *h, uint64_t offset,
+		      uint64_t length)
+{
+	uint64_t bs = h->store->block_size;
+	uint64_t end = offset + length, first = (offset + bs - 1) / bs;
+	struct punch p = { .h = h };
+	struct dstore_attr a;
+	uint8_t *zeros;
+	int rc;
+
+	rc = dstore_getattr(h->store->ds, h->ino, &a);
+	if (rc < 0)
+		return rc;
+	if (end > a.size)
+		end = a.size;
+	if (offset >= end)
+		return 0;
+	zeros = gsh_calloc(ZERO_RUN, bs);
+	p.zeros = zeros;
+	/* the last block of the file holds zeros past its end: whole */
+	p.end = end == a.size ? (end + bs - 1) / bs : end / bs;
+	rc = walk_block_map(h, first, punch_block, &p, &a.size);
+	if (rc == 0)
+		rc = punch_flush(&p);
+	if (rc >= 0 && offset % bs != 0)
+		rc = zero_within_block(h, offset,
+				       end < first * bs ? end : first * bs,
+				       zeros);
+	if (rc >= 0 && end < a.size && end % bs != 0 && end / bs >= first)
+		rc = zero_within_block(h, end / bs * bs, end, zeros);
+	if (rc >= 0)
+		rc = dstore_sync(h->store->ds);
+	gsh_free(zeros);
+	return rc;
+}
+
+/*
+ * ALLOCATE: the store cannot reserve space (a block takes space when it
+ * is written, and none when the store holds its content already), so
+ * this only makes the file at least offset + length long, as
+ * fallocate(2) mode 0 does; the new bytes read as zeros.
+ */
+static int extend_to(struct dedup_fsal_obj_handle *h, uint64_t end)
+{
+	struct dstore_wblocks w = { .end = end, .stable = true };
+	struct dstore_attr pre, post;
+
+	return dstore_write_blocks(h->store->ds, h->ino, &w, &pre, &post);
+}
+
+static fsal_status_t dedup_fallocate(struct fsal_obj_handle *obj_hdl,
+				     struct state_t *state, uint64_t offset,
+				     uint64_t length, bool allocate)
+{
+	struct dedup_fsal_obj_handle *h = dedup_hdl(obj_hdl);
+	bool has_lock = false;
+	fsal_status_t status;
+	int rc;
+
+	status = io_begin(obj_hdl, false, state, FSAL_O_WRITE, &has_lock);
+	if (FSAL_IS_ERROR(status))
+		return status;
+	if (offset + length < offset || offset + length > (uint64_t)INT64_MAX)
+		rc = -EFBIG;
+	else if (allocate)
+		rc = extend_to(h, offset + length);
+	else
+		rc = punch_hole(h, offset, length);
+	if (has_lock)
+		PTHREAD_RWLOCK_unlock(&obj_hdl->obj_lock);
+	return dedup_status_obj(rc);
+}
+
+struct seek {
+	uint64_t from;			/* block to look from */
+	bool data;			/* SEEK_DATA, else SEEK_HOLE */
+	uint64_t found;			/* the block */
+};
+
+static int seek_block(void *ctx, uint64_t lbn, bool mapped)
+{
+	struct seek *s = ctx;
+
+	if (mapped != s->data)
+		return 0;
+	s->found = lbn;
+	return 1;
+}
+
+/*
+ * SEEK to data or to a hole, as lseek(2)'s SEEK_DATA and SEEK_HOLE at the
+ * store's block granularity (and with FSAL_VFS's answers): an offset at
+ * or past the end is NXIO; no data after it is eof with the offset
+ * unchanged; the end of the file is a hole.
+ */
+static fsal_status_t dedup_seek2(struct fsal_obj_handle *obj_hdl,
+				 struct state_t *state, struct io_info *info)
+{
+	struct dedup_fsal_obj_handle *h = dedup_hdl(obj_hdl);
+	uint64_t offset = info->io_content.hole.di_offset, size = 0, at;
+	struct seek s = { .from = offset / h->store->block_size };
+	bool has_lock = false;
+	fsal_status_t status;
+	int rc;
+
+	if (info->io_content.what != NFS4_CONTENT_DATA &&
+	    info->io_content.what != NFS4_CONTENT_HOLE)
+		return fsalstat(ERR_FSAL_UNION_NOTSUPP, 0);
+	s.data = info->io_content.what == NFS4_CONTENT_DATA;
+	status = io_begin(obj_hdl, false, state, FSAL_O_ANY, &has_lock);
+	if (FSAL_IS_ERROR(status))
+		return status;
+
+	rc = walk_block_map(h, s.from, seek_block, &s, &size);
+	if (rc >= 0 && offset >= size) {
+		status = posix2fsal_status(ENXIO);
+	} else if (rc < 0) {
+		status = dedup_status_obj(rc);
+	} else if (rc == 0 && s.data) {
+		info->io_eof = true;
+	} else {
+		at = rc == 0 ? size : s.found * h->store->block_size;
+		if (at < offset)
+			at = offset;
+		if (at > size)
+			at = size;
+		info->io_content.hole.di_offset = at;
+		info->io_eof = at >= size;
+	}
+	if (has_lock)
+		PTHREAD_RWLOCK_unlock(&obj_hdl->obj_lock);
+	return status;
+}
+
 static fsal_status_t dedup_lock_op2(struct fsal_obj_handle *obj_hdl,
 				    struct state_t *state,
 				    void *owner,
@@ -1262,6 +1509,8 @@ void dedup_handle_ops_init(struct fsal_obj_ops *ops)
 	ops->read2 = dedup_read2;
 	ops->write2 = dedup_write2;
 	ops->commit2 = dedup_commit2;
+	ops->fallocate = dedup_fallocate;
+	ops->seek2 = dedup_seek2;
 	ops->lock_op2 = dedup_lock_op2;
 	ops->close2 = dedup_close2;
 	ops->handle_to_wire = dedup_handle_to_wire;
