@@ -15,7 +15,10 @@
 #  - Debian's ganesha.nfsd, started with the packaged example ganesha.conf
 #    as it is, loads FSAL_DEDUP from its default directory, serves the export
 #    (a file written and read back) and the CSI service on the configured
-#    port (seacachectl stats --server);
+#    port (seacachectl stats --server), and the Vagrant lab's host script
+#    (vagrant/lab-host, set up as provision.sh sets up a user-space host)
+#    runs a small boot storm against it, Baseline and SeaCache, every block
+#    read right;
 #  - the DKMS package's postinst adds seacache/VERSION to DKMS; DKMS then
 #    builds and installs seacache.ko for the kernel of Debian's headers
 #    (scripts/kernel-version; the postinst builds it itself when that kernel
@@ -53,11 +56,11 @@ if [ "${1:-}" != --inner ]; then
 	dpkg-deb -f "$server" Depends | grep -q "nfs-ganesha (>= $ganesha)" ||
 		fail "seacache-server does not depend on nfs-ganesha >= $ganesha: $(dpkg-deb -f "$server" Depends)"
 	echo "ok: libfsaldedup.so in $vfs_dir, depends on nfs-ganesha (>= $ganesha)"
-	exec unshare --mount --pid --fork --net "$me" --inner "$work" "$vfs_dir"
+	exec unshare --mount --pid --fork --net "$me" --inner "$build" "$work" "$vfs_dir"
 fi
 
 # --- inside the namespaces -----------------------------------------------------
-work=$2 vfs_dir=$3
+build=$2 work=$3 vfs_dir=$4
 kver=$("$top/scripts/kernel-version")
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$top/client-module/dkms.conf")
 s=$work/scratch
@@ -156,10 +159,40 @@ in_root nfs-cp "nfs://127.0.0.1/seacache/written?mountport=$mnt_port" /tmp/read 
 cmp "$root/tmp/written" "$root/tmp/read" || fail "a file written over NFS reads back different"
 in_root seacachectl stats --server "127.0.0.1:$csi_port" >"$work/csi-stats" 2>&1 ||
 	{ cat "$work/csi-stats" >&2; fail "seacachectl stats --server 127.0.0.1:$csi_port"; }
+echo "ok: ganesha.nfsd serves $url with FSAL_DEDUP from $vfs_dir and the example configuration; CSI service on port $csi_port"
+
+# The Vagrant lab's host script, as provision.sh sets up a user-space host,
+# against this server: a boot storm of 2 VMs on synthetic images, Baseline
+# (nfs) and SeaCache (CSI), every block checked.
+wl=$work/wl
+rm -rf "$wl"
+"$build/tools/workload/seacache-workload" images --out "$wl" --vms 2 --synthetic --size-mib 16 \
+	>"$work/workload.log" 2>&1
+"$build/tools/workload/seacache-workload" storm boot --images "$wl" --out "$wl/boot.wl" --vms 2 \
+	>>"$work/workload.log" 2>&1
+mkdir "$root/tmp/wl"
+mount --bind "$wl" "$root/tmp/wl"
+for img in vm-000.img vm-001.img; do
+	in_root seacache-host --load "/tmp/wl/$img" --dir "" --nfs-url "$url" --quiet ||
+		fail "seacache-host --load $img"
+done
+cp "$top/vagrant/lab-host" "$root/tmp/lab-host"
+mkdir "$root/etc/seacache"
+printf 'HOST_NAME=host1\nHOST_ADDR=127.0.0.1\nSERVER=127.0.0.1\nMNT_PORT=%s\nCSI_PORT=%s\nHOST_BOX=\nMODE=user\n' \
+	"$mnt_port" "$csi_port" >"$root/etc/seacache/lab.env"
+for variant in nfs seacache; do
+	in_root sh /tmp/lab-host /tmp/wl/boot.wl 0 2 "$variant" 16 >"$work/lab-$variant" 2>&1 ||
+		{ cat "$work/lab-$variant" >&2; fail "vagrant/lab-host, $variant variant"; }
+	grep '^host ' "$work/lab-$variant" | grep ' mismatches=0 ' | grep ' errors=0 ' | grep -q ' verified=[1-9]' ||
+		{ cat "$work/lab-$variant" >&2; fail "vagrant/lab-host, $variant variant: not every block read and right"; }
+	echo "ok: vagrant/lab-host, $variant: $(grep '^host ' "$work/lab-$variant" | grep -o ' verified=[0-9]*\| server_bytes=[0-9]*' | tr -d '\n')"
+done
+rm -r "$root/etc/seacache"
+umount "$root/tmp/wl"
+
 kill -TERM $ganesha_pid $rpcbind_pid
 wait $ganesha_pid $rpcbind_pid || true
 for d in /var/lib/seacache /var/lib/nfs/ganesha; do umount "$root$d"; done
-echo "ok: ganesha.nfsd serves $url with FSAL_DEDUP from $vfs_dir and the example configuration; CSI service on port $csi_port"
 
 in_root dkms status -m seacache -v "$ver" | grep -q . || fail "the postinst did not add seacache/$ver to DKMS"
 if ! in_root dkms status -m seacache -v "$ver" -k "$kver" | grep -q ': installed$'; then
