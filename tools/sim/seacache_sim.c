@@ -52,7 +52,7 @@ struct opts {
 	enum sim_mode mode;
 	struct list variants, policies, host_cache, block_sizes, vms;
 	const char *vm_cache, *server_cache, *format, *csv, *server_policy;
-	uint32_t vms_per_host, hash_bytes, hdr_bytes, max_push;
+	uint32_t vms_per_host, hash_bytes, hdr_bytes, max_push, window;
 	double net_ms, disk_ms;
 	bool header, quiet;
 	const char *trace;
@@ -95,7 +95,10 @@ static void usage(FILE *f)
 		"  --hash-bytes N        a hash / CSI entry on the wire (default 24)\n"
 		"  --hdr-bytes N         a request header on the wire (default 0)\n"
 		"  --max-push N          CSI entries pushed per reply (default 256)\n"
-		"  --format F            trace format: auto, fiu, fiu-pid, msr, seacache\n"
+		"  --window N            system mode: requests held back at most for their issue\n"
+		"                        time (default 1048576; README.md, \"Time\")\n"
+		"  --format F            trace format: auto, fiu, fiu-pid, msr, seacache (a binary\n"
+		"                        trace of seacache-tracegen --convert is told by its magic)\n"
 		"  --csv FILE            write CSV to FILE (default stdout)\n"
 		"  --no-header           no CSV header line\n"
 		"  --quiet               no progress line on stderr\n"
@@ -152,14 +155,14 @@ static bool parse_bs(const char *s, uint32_t *out)
 }
 
 /* A cache size: blocks, bytes (K/M/G) or percent of distinct blocks. */
-static bool parse_size(const char *s, uint32_t bs, uint64_t distinct,
-		       uint32_t *blocks, double *pct)
+static bool parse_size(const char *s, uint32_t bs, struct sim_size *z)
 {
 	char *end;
 	double v = strtod(s, &end);
 	double b;
 
-	*pct = -1;
+	z->pct = -1;
+	z->blocks = 0;
 	if (end == s || v < 0)
 		return false;
 	switch (*end) {
@@ -167,9 +170,8 @@ static bool parse_size(const char *s, uint32_t bs, uint64_t distinct,
 		b = v;
 		break;
 	case '%':
-		*pct = v;
-		b = v / 100 * (double)distinct;
-		break;
+		z->pct = v;
+		return !end[1];
 	case 'k': case 'K':
 		b = v * 1024 / bs;
 		break;
@@ -186,14 +188,14 @@ static bool parse_size(const char *s, uint32_t bs, uint64_t distinct,
 		return false;
 	if (b > UINT32_MAX - 1)
 		return false;
-	*blocks = (uint32_t)b;
+	z->blocks = (uint32_t)b;
 	return true;
 }
 
 enum {
 	O_MODE = 256, O_VARIANTS, O_POLICY, O_HOST_CACHE, O_VM_CACHE,
 	O_SERVER_CACHE, O_SERVER_POLICY, O_BLOCK_SIZE, O_VMS, O_VPH, O_NET,
-	O_DISK, O_HASH, O_HDR, O_PUSH, O_FORMAT, O_CSV, O_NOHDR, O_QUIET,
+	O_DISK, O_HASH, O_HDR, O_PUSH, O_WINDOW, O_FORMAT, O_CSV, O_NOHDR, O_QUIET,
 	O_CONFIG, O_HELP,
 };
 
@@ -213,6 +215,7 @@ static const struct option longopts[] = {
 	{ "hash-bytes", required_argument, NULL, O_HASH },
 	{ "hdr-bytes", required_argument, NULL, O_HDR },
 	{ "max-push", required_argument, NULL, O_PUSH },
+	{ "window", required_argument, NULL, O_WINDOW },
 	{ "format", required_argument, NULL, O_FORMAT },
 	{ "csv", required_argument, NULL, O_CSV },
 	{ "no-header", no_argument, NULL, O_NOHDR },
@@ -334,6 +337,8 @@ static int apply(struct opts *o, int id, const char *val)
 		return parse_u32(val, &o->hdr_bytes) ? 0 : -1;
 	case O_PUSH:
 		return parse_u32(val, &u) && u ? (o->max_push = u, 0) : -1;
+	case O_WINDOW:
+		return parse_u32(val, &u) && u ? (o->window = u, 0) : -1;
 	case O_FORMAT:
 		o->format = val;
 		return 0;
@@ -374,7 +379,8 @@ static const char *const csv_header =
 	"vm_hits,host_hits,content_hits,read_misses,read_hit_ratio,overall_hit_ratio,"
 	"loads,load_rate,server_bytes,data_bytes,csi_bytes,peer_bytes,disk_reads,"
 	"disk_writes,avg_latency_ms,avg_read_latency_ms,evictions,silent_writes,events,"
-	"tracked_blocks,sim_meta_bytes,meta_bytes_per_block,seconds,blocks_per_s,trace";
+	"tracked_blocks,sim_meta_bytes,meta_bytes_per_block,seconds,blocks_per_s,trace,"
+	"flight_waits,makespan_ms";
 
 static double ratio(double a, double b)
 {
@@ -390,8 +396,8 @@ static void csv_row(FILE *f, const struct opts *o, const struct sim_params *p,
 
 	fprintf(f, "%s,%s,%s,%u,%u,%u,%u,%u,%u,", sys ? "system" : "cache",
 		sys ? sc_variants[p->variant].paper_name : "", p->policy,
-		p->block_size, r->vms, r->hosts, sys ? p->vm_cache_blocks : 0,
-		p->host_cache_blocks, sys ? p->server_cache_blocks : 0);
+		p->block_size, r->vms, r->hosts, sys ? r->vm_cache_blocks : 0,
+		r->host_cache_blocks, sys ? r->server_cache_blocks : 0);
 	if (pct >= 0)
 		fprintf(f, "%.2f", pct);
 	fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
@@ -422,10 +428,15 @@ static void csv_row(FILE *f, const struct opts *o, const struct sim_params *p,
 				r->event_names[i], r->events[i]);
 		fputc('"', f);
 	}
-	fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%.2f,%.3f,%.0f,%s\n",
+	fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%.2f,%.3f,%.0f,%s,",
 		r->tracked_blocks, r->sim_meta_bytes,
 		ratio((double)r->sim_meta_bytes, (double)r->tracked_blocks),
 		secs, ratio((double)blocks, secs), o->trace);
+	if (sys)
+		fprintf(f, "%" PRIu64 ",%.3f", r->flight_waits, r->end_ms);
+	else
+		fputc(',', f);
+	fputc('\n', f);
 	fflush(f);
 }
 
@@ -439,12 +450,29 @@ static struct sim_trace *open_trace(const struct opts *o, uint32_t bs)
 		fprintf(stderr, "seacache-sim: %s\n", err);
 		exit(1);
 	}
+	sim_trace_want_ids(t);
 	return t;
 }
 
-/* Replay the whole trace into s; the trace's report on malformed lines. */
+static void read_error(const struct opts *o, struct sim_trace *t, int rc,
+		       bool report)
+{
+	if (rc < 0) {
+		fprintf(stderr, "seacache-sim: %s: %s\n", o->trace,
+			sim_trace_error(t));
+		exit(1);
+	}
+	if (report && sim_trace_stats(t)->malformed)
+		sim_trace_report(t, stderr);
+}
+
+/*
+ * Replay the whole trace into s (system mode: after the preload pass);
+ * the reader's memory joins the result's.
+ */
 static void replay(const struct opts *o, struct sim *s, uint32_t bs,
-		   const char *label, bool report, bool preload)
+		   const char *label, bool report, bool preload,
+		   struct sim_result *r)
 {
 	struct sim_trace *t = open_trace(o, bs);
 	const struct sim_trace_stats *st;
@@ -456,6 +484,7 @@ static void replay(const struct opts *o, struct sim *s, uint32_t bs,
 	if (preload) {
 		while ((rc = sim_trace_next(t, &req)) == 1)
 			sim_preload(s, &req);
+		read_error(o, t, rc, false);
 		sim_preload_done(s);
 		sim_trace_close(t);
 		t = open_trace(o, bs);
@@ -480,33 +509,67 @@ static void replay(const struct opts *o, struct sim *s, uint32_t bs,
 	if (!o->quiet && now_s() - t0 >= 1.0)
 		fprintf(stderr, "\r%s: done, %" PRIu64 " requests, %.1f s%20s\n",
 			label, n, now_s() - t0, "");
-	if (rc < 0) {
-		fprintf(stderr, "seacache-sim: %s: %s\n", o->trace,
-			sim_trace_error(t));
-		exit(1);
-	}
-	st = sim_trace_stats(t);
-	if (report && st->malformed)
-		sim_trace_report(t, stderr);
+	read_error(o, t, rc, report);
+	sim_finish(s, sim_trace_id_bytes(t), r);
 	sim_trace_close(t);
 }
 
-/* Distinct blocks of the trace at block size bs, for the first vms VMs. */
+/*
+ * Distinct blocks of the trace at block size bs, for the first vms VMs
+ * (cache mode's percentages): a binary trace's header says for all VMs,
+ * else a pass counts them.
+ */
 static uint64_t distinct_blocks(const struct opts *o, uint32_t bs, uint32_t vms)
 {
-	struct sim_params p = {
-		.mode = SIM_MODE_CACHE, .policy = "lru", .block_size = bs,
-		.vms = vms, .vms_per_host = 1, .host_cache_blocks = 1,
-	};
-	struct sim_result r;
-	struct sim *s = sim_new(&p);
-	uint64_t n;
+	struct sim_trace *t = open_trace(o, bs);
+	uint32_t addrs, contents, i;
+	uint8_t *bits = NULL;
+	uint64_t n = 0, cap = 0;
+	struct sim_req req;
+	int rc;
 
-	replay(o, s, bs, "counting distinct blocks", true, false);
-	sim_finish(s, &r);
-	n = r.tracked_blocks;
-	sim_free(s);
+	if (sim_trace_ids(t, &addrs, &contents) && !vms) {
+		sim_trace_close(t);
+		return addrs;
+	}
+	if (!o->quiet)
+		fprintf(stderr, "seacache-sim: counting distinct blocks\n");
+	while ((rc = sim_trace_next(t, &req)) == 1) {
+		if (vms && req.vm >= vms)
+			continue;
+		for (i = 0; i < req.nblocks; i++) {
+			uint32_t a = req.addr[i];
+
+			if (a / 8 >= cap) {
+				uint64_t ncap = cap ? cap * 2 : 4096;
+
+				while (ncap <= a / 8)
+					ncap *= 2;
+				bits = realloc(bits, ncap);
+				if (!bits)
+					exit(3);
+				memset(bits + cap, 0, ncap - cap);
+				cap = ncap;
+			}
+			n += !(bits[a / 8] & (1u << (a & 7)));
+			bits[a / 8] |= (uint8_t)(1u << (a & 7));
+		}
+	}
+	read_error(o, t, rc, true);
+	free(bits);
+	sim_trace_close(t);
 	return n;
+}
+
+/* Ids the trace will hand out, when it says (a binary trace). */
+static void id_hints(const struct opts *o, uint32_t bs, uint32_t *addrs,
+		     uint32_t *contents)
+{
+	struct sim_trace *t = open_trace(o, bs);
+
+	if (!sim_trace_ids(t, addrs, contents))
+		*addrs = *contents = 0;
+	sim_trace_close(t);
 }
 
 static int run_all(struct opts *o)
@@ -514,7 +577,7 @@ static int run_all(struct opts *o)
 	FILE *out = stdout;
 	int ib, iv, ic, ip, ivar, nvar = 0;
 	enum sc_variant vars[SC_VARIANT_COUNT * 2];
-	bool need_pct = false;
+	bool cache_pct = false;
 	int k;
 
 	if (o->csv && !(out = fopen(o->csv, "w"))) {
@@ -538,53 +601,59 @@ static int run_all(struct opts *o)
 		if (nvar < SC_VARIANT_COUNT * 2)
 			vars[nvar++] = v;
 	}
-	if (o->mode == SIM_MODE_CACHE)
+	if (o->mode == SIM_MODE_CACHE) {
 		nvar = 1;
-	for (k = 0; k < o->host_cache.n; k++)
-		need_pct |= strchr(o->host_cache.v[k], '%') != NULL;
-	need_pct |= strchr(o->server_cache, '%') != NULL;
-	need_pct |= strchr(o->vm_cache, '%') != NULL;
+		/* Only the cache's size matters, and the system mode's preload
+		 * pass gives its distinct blocks on the way. */
+		for (k = 0; k < o->host_cache.n; k++)
+			cache_pct |= strchr(o->host_cache.v[k], '%') != NULL;
+	}
 	if (o->header)
 		fprintf(out, "%s\n", csv_header);
 	for (ib = 0; ib < o->block_sizes.n; ib++) {
-		uint32_t bs;
+		uint32_t bs, addrs_hint, contents_hint;
 
 		if (!parse_bs(o->block_sizes.v[ib], &bs)) {
 			fprintf(stderr, "seacache-sim: bad block size '%s': 4k to 64k, a power of two\n",
 				o->block_sizes.v[ib]);
 			return 2;
 		}
+		id_hints(o, bs, &addrs_hint, &contents_hint);
 		for (iv = 0; iv < (o->vms.n ? o->vms.n : 1); iv++) {
 			uint32_t vms = 0;
 			uint64_t distinct = 0;
-			uint32_t vmc, svc;
-			double dummy;
+			struct sim_size vmc, svc;
 
 			if (o->vms.n && (!parse_u32(o->vms.v[iv], &vms) || !vms)) {
 				fprintf(stderr, "seacache-sim: bad --vms '%s'\n",
 					o->vms.v[iv]);
 				return 2;
 			}
-			if (need_pct)
+			if (cache_pct)
 				distinct = distinct_blocks(o, bs, vms);
-			if (!parse_size(o->vm_cache, bs, distinct, &vmc, &dummy) ||
-			    !parse_size(o->server_cache, bs, distinct, &svc,
-					&dummy)) {
+			if (!parse_size(o->vm_cache, bs, &vmc) ||
+			    !parse_size(o->server_cache, bs, &svc)) {
 				fprintf(stderr, "seacache-sim: bad cache size\n");
 				return 2;
 			}
 			for (ic = 0; ic < o->host_cache.n; ic++) {
-				uint32_t hc;
-				double pct;
+				struct sim_size hc;
 
-				if (!parse_size(o->host_cache.v[ic], bs, distinct,
-						&hc, &pct) || !hc) {
+				if (!parse_size(o->host_cache.v[ic], bs, &hc) ||
+				    (hc.pct < 0 && !hc.blocks)) {
 					fprintf(stderr, "seacache-sim: bad host cache size '%s' (0 blocks?)\n",
 						o->host_cache.v[ic]);
 					return 2;
 				}
-				if (pct < 0 && distinct)
-					pct = 100.0 * hc / distinct;
+				if (o->mode == SIM_MODE_CACHE && hc.pct >= 0) {
+					hc.blocks = (uint32_t)(hc.pct / 100 *
+							       (double)distinct);
+					if (!hc.blocks) {
+						fprintf(stderr, "seacache-sim: host cache '%s' is 0 blocks\n",
+							o->host_cache.v[ic]);
+						return 2;
+					}
+				}
 				for (ip = 0; ip < o->policies.n; ip++) {
 					for (ivar = 0; ivar < nvar; ivar++) {
 						struct sim_params p = {
@@ -595,35 +664,42 @@ static int run_all(struct opts *o)
 							.block_size = bs,
 							.vms = vms,
 							.vms_per_host = o->vms_per_host,
-							.vm_cache_blocks = vmc,
-							.host_cache_blocks = hc,
-							.server_cache_blocks = svc ? svc : 1,
+							.vm_cache = vmc,
+							.host_cache = hc,
+							.server_cache = svc,
 							.net_ms = o->net_ms,
 							.disk_ms = o->disk_ms,
 							.hash_bytes = o->hash_bytes,
 							.hdr_bytes = o->hdr_bytes,
 							.max_push = o->max_push,
+							.window = o->window,
+							.addrs_hint = addrs_hint,
+							.contents_hint = contents_hint,
 						};
 						struct sim_result r;
 						char label[160];
 						struct sim *s = sim_new(&p);
-						double t0;
+						bool sys = o->mode == SIM_MODE_SYSTEM;
+						double t0, pct = hc.pct;
 
 						if (!s)
 							return 2;
 						snprintf(label, sizeof(label),
-							 "%s %s %u blocks bs %u",
-							 o->mode == SIM_MODE_SYSTEM ?
-							 sc_variants[p.variant].paper_name :
-							 "cache",
-							 p.policy, hc, bs);
+							 "%s %s %s bs %u",
+							 sys ? sc_variants[p.variant].paper_name :
+							 "cache", p.policy,
+							 o->host_cache.v[ic], bs);
 						t0 = now_s();
-						replay(o, s, bs, label, !need_pct &&
-						       ib == 0 && iv == 0 &&
-						       ic == 0 && ip == 0 &&
-						       ivar == 0,
-						       o->mode == SIM_MODE_SYSTEM);
-						sim_finish(s, &r);
+						replay(o, s, bs, label, ib == 0 &&
+						       iv == 0 && ic == 0 &&
+						       ip == 0 && ivar == 0,
+						       sys, &r);
+						if (pct < 0 && sys && r.tracked_blocks)
+							pct = 100.0 * r.host_cache_blocks /
+							      (double)r.tracked_blocks;
+						else if (pct < 0 && distinct)
+							pct = 100.0 * r.host_cache_blocks /
+							      (double)distinct;
 						csv_row(out, o, &p, pct, &r,
 							now_s() - t0);
 						sim_free(s);
@@ -739,6 +815,7 @@ int main(int argc, char **argv)
 		.vm_cache = "0", .server_cache = "10%", .format = "auto",
 		.server_policy = "lru", .vms_per_host = 10, .hash_bytes = 24,
 		.hdr_bytes = 0, .max_push = 256, .net_ms = 7.5, .disk_ms = 5,
+		.window = 1u << 20,
 		.header = true,
 	};
 	int c;

@@ -19,6 +19,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: seacache-tracegen [OPTIONS]            write a synthetic VDI workload\n"
 		"       seacache-tracegen --read TRACE [--format F] [--block-size B]\n"
+		"       seacache-tracegen --convert TRACE -o FILE [--format F] [--block-size B]\n"
 		"\n"
 		"Writes a SeaCache workload (tools/sim/WORKLOAD-FORMAT.md): VMs cloned from a\n"
 		"golden image, a boot storm (every VM reads the same blocks in one order) and\n"
@@ -46,7 +47,10 @@ static void usage(FILE *f)
 		"\n"
 		"  -r, --read TRACE      read TRACE (plain, gzip or zstd; - for stdin), print its\n"
 		"                        statistics, its malformed lines and requests/s\n"
-		"  -f, --format F        with --read: auto, fiu, fiu-pid, msr, seacache (auto)\n"
+		"  -c, --convert TRACE   write TRACE (any format) as the project's binary trace\n"
+		"                        (trace.h: block ids, no text; seacache-sim maps it)\n"
+		"  -f, --format F        with --read, --convert: auto, fiu, fiu-pid, msr,\n"
+		"                        seacache (auto)\n"
 		"                        (--block-size: the blocks requests are mapped onto)\n"
 		"  -h, --help            this text\n");
 }
@@ -153,6 +157,7 @@ int main(int argc, char **argv)
 		{ "objects", required_argument, NULL, OPT_OBJECTS },
 		{ "requests", required_argument, NULL, OPT_REQUESTS },
 		{ "read", required_argument, NULL, 'r' },
+		{ "convert", required_argument, NULL, 'c' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -162,6 +167,7 @@ int main(int argc, char **argv)
 	bool zipf = false;
 	struct sim_gen_stats st;
 	const char *output = NULL, *readpath = NULL, *format = NULL;
+	const char *convert = NULL;
 	bool bs_given = false;
 	char err[512] = "";
 	uint64_t v;
@@ -169,7 +175,7 @@ int main(int argc, char **argv)
 	int c;
 
 	sim_gen_defaults(&p);
-	while ((c = getopt_long(argc, argv, "o:s:v:n:b:S:w:m:r:f:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:s:v:n:b:S:w:m:r:c:f:h", opts, NULL)) != -1) {
 		bool ok = true;
 
 		switch (c) {
@@ -189,6 +195,7 @@ int main(int argc, char **argv)
 		case OPT_OBJECTS: ok = parse_num(optarg, UINT32_MAX, &v) && v; zp.objects = (uint32_t)v; break;
 		case OPT_REQUESTS: ok = parse_num(optarg, UINT64_MAX, &zp.requests); break;
 		case 'r': readpath = optarg; break;
+		case 'c': convert = optarg; break;
 		case 'f': format = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -205,6 +212,18 @@ int main(int argc, char **argv)
 	}
 	if (readpath)
 		return read_trace(readpath, format, bs_given ? p.block_size : 0);
+	if (convert) {
+		if (!output) {
+			fprintf(stderr, "seacache-tracegen: --convert needs -o FILE\n");
+			return 2;
+		}
+		if (sim_trace_convert(convert, format, bs_given ? p.block_size : 0,
+				      output, err, sizeof(err))) {
+			fprintf(stderr, "seacache-tracegen: %s\n", err);
+			return 1;
+		}
+		return 0;
+	}
 	if (p.boot_blocks > p.blocks)
 		p.boot_blocks = p.blocks;
 	out = output ? fopen(output, "w") : stdout;

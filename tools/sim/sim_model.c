@@ -1,32 +1,43 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The system model of seacache-sim (sim_model.h).  README.md, section
- * "The model", says what each variant does per block and what it costs.
+ * "The model", says what each variant does per block, what it costs and
+ * when it happens.
  *
- * Identities: an address is (file, block) of the trace, a 64-bit key
- * file << 40 | lbn; a content is the 64-bit key of its fingerprint
- * (sim_fp_key).  Both are interned into dense slots of growable tables
- * (lib's itab over slot arrays), so the per-block state is arrays indexed
- * by slot.  Tracked per address: key 8, content slot 4, CSI-Map reverse
- * links 8, hosts that know its content 8, owner host 2, index 8 (38 B);
- * per distinct content: key 8, sharing count 4, reverse-list head 4,
- * tracker bits 8, index 8 (32 B).
+ * Identities: addresses and contents are the reader's dense ids (a trace
+ * without fingerprints gets content ids here: an address's own content
+ * until it is written, a new one per write).  Keys given to the lib/
+ * caches: an address a as sc_mix64(a), a content c as (c + 1) times an
+ * odd constant (a bijection whose low bits are a permutation, as the
+ * caches' indexes want, and which eviction callbacks undo), an (address,
+ * content) pair as sc_mix64(c << 32 | a) for the caches keyed by both.
+ *
+ * Tables per address, only in the modes that read them: content id 4
+ * (both modes); owner host 2, hosts that know its content 8 (system);
+ * CSI-Map reverse links 8 (SS-Push only).  Per content: sharing count 4
+ * (both), hosts holding it 8 (system), reverse-list head 4 (SS-Push).
+ * Cache mode under a plain slot policy (lru, elru, arc) on a trace
+ * without fingerprints skips the lib/ cache's own index: the slot of an
+ * address is an array entry (the fast path, "cache_fast" below).
  */
 #include "sim_model.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "seacache/itab.h"
+#include "seacache/policy.h"
 
 #define SIM_MAX_HOSTS 64u
+#define NIL UINT32_MAX
+#define NOHOST UINT16_MAX
 
-/* A growable interning table: key -> dense slot. */
-struct gtab {
+/* A content fetch of a host still in flight: key + 1 -> ready time. */
+struct flight {
 	uint64_t *key;
-	struct sc_itab it;
-	uint32_t n, cap;
+	double *ready;
+	uint32_t cap, n;
 };
 
 struct host {
@@ -34,21 +45,57 @@ struct host {
 	uint32_t idx;
 	bool on;
 	struct sc_dcache cache;
+	struct flight fl;
+};
+
+/* A request read but not yet issued (system mode), in its VM's queue. */
+struct pend {
+	double ts_ms;
+	uint64_t next;		/* the VM's next pending request, or NOPEND */
+	uint64_t ids;		/* where its ids start in the id queue */
+	uint32_t nblocks;
+	uint8_t op;
+};
+
+#define NOPEND UINT64_MAX
+
+struct vmq {
+	uint64_t head, tail;	/* pending requests, NOPEND: none */
+	double done_ms;		/* completion of its last issued request */
+	bool queued;		/* in the heap */
+};
+
+/* The cache-mode fast path: a slot policy over an array of slots. */
+struct cache_fast {
+	struct sc_policy pol;
+	uint32_t cap, used;
+	uint32_t *slot;		/* per address: its slot, or NIL */
+	uint32_t *gen;		/* per address: writes so far (NULL: none yet) */
+	uint64_t *key;		/* per slot: the (gen, address) key */
+	uint32_t *owner;	/* per slot: the address, NIL once rewritten */
+	uint32_t *share;	/* per slot: 1 (no fingerprints, no sharing) */
+	uint32_t free_head;	/* free slots, chained through owner[] */
 };
 
 struct sim {
 	struct sim_params p;
 	/* The variant's features; csi false: Baseline, no hashes at all. */
 	bool csi, tracker, push, coop, dedup_write;
+	bool system;
 	/* Addresses. */
-	struct gtab at;
-	uint32_t *acont, *anext, *aprev;
-	uint64_t *aknown;
-	uint16_t *ahost;
+	uint32_t acap;
+	uint32_t *acont;
+	uint16_t *ahost;	/* system: owner host, NOHOST: never seen */
+	uint64_t *aknown;	/* system */
+	uint32_t *anext, *aprev;	/* SS-Push */
+	uint8_t *aseen;		/* a bit per address fed */
+	uint64_t naddr;
 	/* Contents. */
-	struct gtab ct;
-	uint32_t *cshare, *chead;
-	uint64_t *cheld;
+	uint32_t ccap;
+	uint32_t *cshare;
+	uint64_t *cheld;	/* system */
+	uint32_t *chead;	/* SS-Push */
+	uint32_t own_contents;	/* ids given here (no fingerprints) */
 	/* Caches. */
 	struct host hosts[SIM_MAX_HOSTS];
 	struct sc_dcache *vmc;	/* per VM, NULL: none */
@@ -57,69 +104,20 @@ struct sim {
 	struct sc_dcache server;
 	struct sc_dcache one;	/* cache mode */
 	bool addr_cache;	/* cache mode: key by address and content */
-	uint64_t wseq;
-	uint32_t preload_writes;	/* blocks, not addresses */
+	struct cache_fast *fast;
 	uint32_t max_vm, max_host;
+	/* Time (system mode): pending requests per VM, a heap of VMs. */
+	struct vmq *vq;
+	uint32_t nvq;
+	uint32_t *heap, nheap;
+	struct pend *pq;	/* pq[seq - pbase] */
+	uint64_t pbase, pend_n, pcap;
+	uint32_t *iq;		/* two ids a block: address, content or NIL */
+	uint64_t ibase, ids_n, icap;
+	uint64_t held;		/* requests read, not yet issued */
+	double horizon_ms;	/* latest ts read */
 	struct sim_result r;
 };
-
-static uint64_t mix(uint64_t k)
-{
-	return sc_mix64(k);
-}
-
-uint64_t sim_fp_key(const uint8_t *fp, uint32_t len)
-{
-	uint64_t k = 0, w;
-	uint32_t i;
-
-	for (i = 0; i < len; i += 8) {
-		w = 0;
-		memcpy(&w, fp + i, len - i < 8 ? len - i : 8);
-		k = i ? mix(k ^ w) : w;
-	}
-	return k;
-}
-
-static int gtab_init(struct gtab *t, uint32_t cap)
-{
-	t->key = calloc(cap, sizeof(*t->key));
-	t->cap = cap;
-	t->n = 0;
-	if (!t->key || sc_itab_init(&t->it, cap))
-		return -1;
-	return 0;
-}
-
-static void gtab_free(struct gtab *t)
-{
-	free(t->key);
-	sc_itab_destroy(&t->it);
-}
-
-static uint32_t gtab_find(const struct gtab *t, uint64_t key)
-{
-	uint32_t i;
-
-	for (i = sc_itab_first(&t->it, mix(key)); i != SC_NIL;
-	     i = sc_itab_next(&t->it, i))
-		if (t->key[i] == key)
-			return i;
-	return SC_NIL;
-}
-
-/* Resize arr from oldn to newn elements; new ones are zeroed. */
-static bool grow(void **arr, size_t elem, uint32_t oldn, uint32_t newn)
-{
-	void *p = realloc(*arr, elem * (newn ? newn : 1));
-
-	if (!p)
-		return false;
-	if (newn > oldn)
-		memset((char *)p + elem * oldn, 0, elem * (newn - oldn));
-	*arr = p;
-	return true;
-}
 
 static void oom(void)
 {
@@ -127,86 +125,90 @@ static void oom(void)
 	exit(3);
 }
 
-/* Set t's capacity to ncap >= t->n; the caller resizes its payload too. */
-static void gtab_resize(struct gtab *t, uint32_t ncap)
+/* Resize arr from oldn to newn elements; new ones are filled with fill. */
+static void *grow(void *arr, size_t elem, uint64_t oldn, uint64_t newn, int fill)
 {
-	uint32_t i;
+	char *p = realloc(arr, elem * (newn ? newn : 1));
 
-	if (!grow((void **)&t->key, sizeof(*t->key), t->cap, ncap))
+	if (!p)
 		oom();
-	sc_itab_destroy(&t->it);
-	if (sc_itab_init(&t->it, ncap))
-		oom();
-	for (i = 0; i < t->n; i++)
-		sc_itab_add(&t->it, mix(t->key[i]), i);
-	t->cap = ncap;
+	if (newn > oldn)
+		memset(p + elem * oldn, fill, elem * (newn - oldn));
+	return p;
 }
 
-/* Twice cap, for a table that is full. */
-static uint32_t doubled(uint32_t cap)
+#define CKEY_MUL 0x9e3779b97f4a7c15ull
+#define CKEY_INV 0xf1de83e19937733dull	/* CKEY_MUL * CKEY_INV = 1 mod 2^64 */
+
+static uint64_t ckey(uint32_t c)
 {
-	if (cap * 2 <= cap || cap * 2 == SC_NIL)
+	return ((uint64_t)c + 1) * CKEY_MUL;
+}
+
+static uint32_t ckey_content(uint64_t key)
+{
+	return (uint32_t)(key * CKEY_INV - 1);
+}
+
+static uint64_t pair_key(uint32_t a, uint32_t c)
+{
+	return sc_mix64((uint64_t)c << 32 | a);
+}
+
+/* ---- tables ---- */
+
+/* Room for address ids below n, in the tables this mode uses. */
+static void addr_room(struct sim *s, uint32_t n)
+{
+	uint32_t old = s->acap, cap = old ? old : 1024;
+
+	if (n <= old)
+		return;
+	while (cap < n)
+		cap = cap * 2 > cap ? cap * 2 : n;
+	s->acap = cap;
+	s->aseen = grow(s->aseen, 1, (old + 7) / 8, (cap + 7) / 8, 0);
+	if (s->fast) {
+		s->fast->slot = grow(s->fast->slot, 4, old, cap, 0xff);
+		if (s->fast->gen)
+			s->fast->gen = grow(s->fast->gen, 4, old, cap, 0);
+		return;
+	}
+	s->acont = grow(s->acont, 4, old, cap, 0xff);
+	if (!s->system)
+		return;
+	s->ahost = grow(s->ahost, 2, old, cap, 0xff);
+	s->aknown = grow(s->aknown, 8, old, cap, 0);
+	if (!s->push)
+		return;
+	s->anext = grow(s->anext, 4, old, cap, 0xff);
+	s->aprev = grow(s->aprev, 4, old, cap, 0xff);
+}
+
+static void content_room(struct sim *s, uint32_t n)
+{
+	uint32_t old = s->ccap, cap = old ? old : 1024;
+
+	if (n <= old)
+		return;
+	while (cap < n)
+		cap = cap * 2 > cap ? cap * 2 : n;
+	s->ccap = cap;
+	s->cshare = grow(s->cshare, 4, old, cap, 0);
+	if (!s->system)
+		return;
+	s->cheld = grow(s->cheld, 8, old, cap, 0);
+	if (s->push)
+		s->chead = grow(s->chead, 4, old, cap, 0xff);
+}
+
+/* A new content of this simulator's own (traces without fingerprints). */
+static uint32_t own_content(struct sim *s)
+{
+	if (s->own_contents == NIL)
 		oom();
-	return cap * 2;
-}
-
-/* The address table and its payload at capacity cap. */
-static void addr_resize(struct sim *s, uint32_t cap)
-{
-	uint32_t old = s->at.cap;
-
-	gtab_resize(&s->at, cap);
-	if (!grow((void **)&s->acont, 4, old, cap) ||
-	    !grow((void **)&s->anext, 4, old, cap) ||
-	    !grow((void **)&s->aprev, 4, old, cap) ||
-	    !grow((void **)&s->aknown, 8, old, cap) ||
-	    !grow((void **)&s->ahost, 2, old, cap))
-		oom();
-}
-
-/* The content table and its payload at capacity cap. */
-static void content_resize(struct sim *s, uint32_t cap)
-{
-	uint32_t old = s->ct.cap;
-
-	gtab_resize(&s->ct, cap);
-	if (!grow((void **)&s->cshare, 4, old, cap) ||
-	    !grow((void **)&s->chead, 4, old, cap) ||
-	    !grow((void **)&s->cheld, 8, old, cap))
-		oom();
-}
-
-static uint32_t addr_get(struct sim *s, uint64_t key, bool *isnew)
-{
-	uint32_t a = gtab_find(&s->at, key);
-
-	*isnew = a == SC_NIL;
-	if (a != SC_NIL)
-		return a;
-	if (s->at.n == s->at.cap)
-		addr_resize(s, doubled(s->at.cap));
-	a = s->at.n++;
-	s->at.key[a] = key;
-	sc_itab_add(&s->at.it, mix(key), a);
-	s->acont[a] = SC_NIL;
-	s->anext[a] = SC_NIL;
-	s->aprev[a] = SC_NIL;
-	return a;
-}
-
-static uint32_t content_get(struct sim *s, uint64_t key)
-{
-	uint32_t c = gtab_find(&s->ct, key);
-
-	if (c != SC_NIL)
-		return c;
-	if (s->ct.n == s->ct.cap)
-		content_resize(s, doubled(s->ct.cap));
-	c = s->ct.n++;
-	s->ct.key[c] = key;
-	sc_itab_add(&s->ct.it, mix(key), c);
-	s->chead[c] = SC_NIL;
-	return c;
+	content_room(s, s->own_contents + 1);
+	return s->own_contents++;
 }
 
 /* The server's CSI-Map: address a now holds content c. */
@@ -216,22 +218,93 @@ static void map_set(struct sim *s, uint32_t a, uint32_t c)
 
 	if (old == c)
 		return;
-	if (old != SC_NIL) {
+	if (old != NIL) {
 		s->cshare[old]--;
-		if (s->aprev[a] != SC_NIL)
-			s->anext[s->aprev[a]] = s->anext[a];
-		else
-			s->chead[old] = s->anext[a];
-		if (s->anext[a] != SC_NIL)
-			s->aprev[s->anext[a]] = s->aprev[a];
+		if (s->push) {
+			if (s->aprev[a] != NIL)
+				s->anext[s->aprev[a]] = s->anext[a];
+			else
+				s->chead[old] = s->anext[a];
+			if (s->anext[a] != NIL)
+				s->aprev[s->anext[a]] = s->aprev[a];
+		}
 	}
 	s->acont[a] = c;
 	s->cshare[c]++;
-	s->aprev[a] = SC_NIL;
+	if (!s->push)
+		return;
+	s->aprev[a] = NIL;
 	s->anext[a] = s->chead[c];
-	if (s->chead[c] != SC_NIL)
+	if (s->chead[c] != NIL)
 		s->aprev[s->chead[c]] = a;
 	s->chead[c] = a;
+}
+
+static void seen(struct sim *s, uint32_t a)
+{
+	uint8_t bit = (uint8_t)(1u << (a & 7));
+
+	if (!(s->aseen[a >> 3] & bit)) {
+		s->aseen[a >> 3] |= bit;
+		s->naddr++;
+	}
+}
+
+/* ---- fetches in flight (single-flight per content on a host) ---- */
+
+static double flight_ready(const struct flight *f, uint64_t key)
+{
+	uint32_t i;
+
+	if (!f->n)
+		return 0;
+	for (i = (uint32_t)sc_mix64(key) & (f->cap - 1); f->key[i];
+	     i = (i + 1) & (f->cap - 1))
+		if (f->key[i] == key + 1)
+			return f->ready[i];
+	return 0;
+}
+
+static void flight_put(struct flight *f, uint64_t key, double ready,
+		       double now);
+
+/* Rebuild at a size for the fetches still in flight at now. */
+static void flight_rebuild(struct flight *f, double now)
+{
+	struct flight old = *f;
+	uint32_t i, live = 0;
+
+	for (i = 0; i < old.cap; i++)
+		live += old.key[i] && old.ready[i] > now;
+	f->cap = 64;
+	while (f->cap < live * 4)
+		f->cap *= 2;
+	f->n = 0;
+	f->key = calloc(f->cap, sizeof(*f->key));
+	f->ready = calloc(f->cap, sizeof(*f->ready));
+	if (!f->key || !f->ready)
+		oom();
+	for (i = 0; i < old.cap; i++)
+		if (old.key[i] && old.ready[i] > now)
+			flight_put(f, old.key[i] - 1, old.ready[i], now);
+	free(old.key);
+	free(old.ready);
+}
+
+/* key's fetch, started at now, ends at ready. */
+static void flight_put(struct flight *f, uint64_t key, double ready,
+		       double now)
+{
+	uint32_t i;
+
+	if (f->n * 2 >= f->cap)
+		flight_rebuild(f, now);
+	for (i = (uint32_t)sc_mix64(key) & (f->cap - 1);
+	     f->key[i] && f->key[i] != key + 1; i = (i + 1) & (f->cap - 1))
+		;
+	f->n += !f->key[i];
+	f->key[i] = key + 1;
+	f->ready[i] = ready;
 }
 
 /* ---- caches ---- */
@@ -240,13 +313,10 @@ static void host_evicted(void *ctx, uint64_t key)
 {
 	struct host *h = ctx;
 	struct sim *s = h->s;
-	uint32_t c;
 
 	if (!s->csi)
 		return;
-	c = gtab_find(&s->ct, key);
-	if (c != SC_NIL)
-		s->cheld[c] &= ~(1ull << h->idx);
+	s->cheld[ckey_content(key)] &= ~(1ull << h->idx);
 	if (s->tracker) {	/* the eviction notice, piggybacked */
 		s->r.csi_bytes += s->p.hash_bytes;
 		s->r.server_bytes += s->p.hash_bytes;
@@ -269,9 +339,9 @@ static struct host *host_get(struct sim *s, uint32_t idx)
 {
 	struct host *h = &s->hosts[idx];
 	struct sc_dc_config cfg = {
-		.data_blocks = s->p.host_cache_blocks,
+		.data_blocks = s->r.host_cache_blocks,
 		.block_size = s->p.block_size,
-		.peer_blocks = s->p.server_cache_blocks,
+		.peer_blocks = s->r.server_cache_blocks,
 		.on_evict = host_evicted,
 		.ctx = h,
 	};
@@ -295,17 +365,16 @@ static struct host *host_get(struct sim *s, uint32_t idx)
 static struct sc_dcache *vm_cache(struct sim *s, uint32_t vm)
 {
 	struct sc_dc_config cfg = {
-		.data_blocks = s->p.vm_cache_blocks,
+		.data_blocks = s->r.vm_cache_blocks,
 		.block_size = s->p.block_size,
 	};
 	uint32_t n;
 
-	if (!s->p.vm_cache_blocks)
+	if (!s->r.vm_cache_blocks)
 		return NULL;
 	if (vm >= s->nvmc) {
 		n = vm + 16;
-		if (!grow((void **)&s->vmc, sizeof(*s->vmc), s->nvmc, n))
-			oom();
+		s->vmc = grow(s->vmc, sizeof(*s->vmc), s->nvmc, n, 0);
 		s->nvmc = n;
 	}
 	if (!s->vmc[vm].ops && sc_dcache_create(&s->vmc[vm], "lru", &cfg))
@@ -330,14 +399,13 @@ static struct sc_dc_res cache_access(struct sc_dcache *c, uint8_t op,
 static double server_read(struct sim *s, uint32_t c)
 {
 	struct sc_dc_res res = cache_access(&s->server, SC_DC_READ, 0,
-					    s->ct.key[c], 0);
+					    ckey(c), 0);
 	uint32_t i;
 
 	if (res.admitted && s->host_peer)
 		for (i = 0; i <= s->max_host && i < SIM_MAX_HOSTS; i++)
 			if (s->hosts[i].on)
-				sc_dcache_peer(&s->hosts[i].cache,
-					       s->ct.key[c], true);
+				sc_dcache_peer(&s->hosts[i].cache, ckey(c), true);
 	if (res.kind == SC_DC_MISS) {
 		s->r.disk_reads++;
 		return s->p.disk_ms;
@@ -345,11 +413,11 @@ static double server_read(struct sim *s, uint32_t c)
 	return 0;
 }
 
-static void host_load(struct sim *s, struct host *h, uint64_t addr,
-		      uint32_t c, uint8_t op)
+static void host_load(struct sim *s, struct host *h, uint32_t a, uint32_t c,
+		      uint8_t op)
 {
-	struct sc_dc_res res = cache_access(&h->cache, op, addr, s->ct.key[c],
-					    s->cshare[c]);
+	struct sc_dc_res res = cache_access(&h->cache, op, sc_mix64(a),
+					    ckey(c), s->cshare[c]);
 
 	if (res.admitted)
 		s->cheld[c] |= 1ull << h->idx;
@@ -368,7 +436,7 @@ static void push(struct sim *s, uint32_t host, uint32_t a, uint32_t c)
 	uint64_t bit = 1ull << host;
 	uint32_t x, sent = 0, steps = 0;
 
-	for (x = s->chead[c]; x != SC_NIL && sent < s->p.max_push &&
+	for (x = s->chead[c]; x != NIL && sent < s->p.max_push &&
 	     steps < 4 * s->p.max_push; x = s->anext[x], steps++) {
 		if (x == a || s->ahost[x] != host || (s->aknown[x] & bit))
 			continue;
@@ -379,74 +447,113 @@ static void push(struct sim *s, uint32_t host, uint32_t a, uint32_t c)
 	s->r.server_bytes += (uint64_t)sent * s->p.hash_bytes;
 }
 
+/*
+ * The host holds key's block from the start of its fetch on: a reader
+ * that finds it waits until the fetch is done (single-flight), at least
+ * floor_ms.  Its latency.
+ */
+static double wait_ready(struct sim *s, struct host *h, uint64_t key,
+			 double now, double floor_ms)
+{
+	double ready = flight_ready(&h->fl, key);
+
+	if (ready <= now + floor_ms)
+		return floor_ms;
+	s->r.flight_waits++;
+	return ready - now;
+}
+
+/*
+ * A peer holding c for a delegation (any host but host): one whose copy
+ * has arrived, else the one whose fetch ends first; NIL: none.
+ */
+static uint32_t delegate_to(struct sim *s, uint32_t host, uint32_t c,
+			    double now, double *ready)
+{
+	uint64_t others = s->cheld[c] & ~(1ull << host);
+	uint32_t best = NIL, i;
+	double r;
+
+	for (i = 0; others; i++, others >>= 1) {
+		if (!(others & 1))
+			continue;
+		r = flight_ready(&s->hosts[i].fl, c);
+		if (best == NIL || r < *ready) {
+			best = i;
+			*ready = r;
+		}
+		if (r <= now)
+			break;
+	}
+	return best;
+}
+
 static double read_block(struct sim *s, uint32_t vm, uint32_t host,
-			 uint32_t a, uint32_t c)
+			 uint32_t a, uint32_t c, double now)
 {
 	struct host *h = host_get(s, host);
-	uint64_t bit = 1ull << host, akey = s->at.key[a];
-	uint64_t ck = s->ct.key[c], vkey = mix(akey ^ mix(ck));
+	uint64_t bit = 1ull << host, vkey = pair_key(a, c);
 	struct sc_dcache *vc = vm_cache(s, vm);
-	double lat;
+	double lat, rtt = s->p.net_ms, ready;
+	uint32_t peer;
 
 	s->r.read_blocks++;
-	if (vc && cache_access(vc, SC_DC_READ, akey, vkey, 0).kind !=
+	if (vc && cache_access(vc, SC_DC_READ, sc_mix64(a), vkey, 0).kind !=
 			  SC_DC_MISS) {
 		s->r.vm_hits++;
 		return 0;
 	}
 	if (!s->csi) {
 		struct sc_dc_res res = cache_access(&h->cache, SC_DC_READ,
-						    akey, vkey, 0);
+						    sc_mix64(a), vkey, 0);
 
 		if (res.kind != SC_DC_MISS) {
 			s->r.host_hits++;
-			return 0;
+			return wait_ready(s, h, vkey, now, 0);
 		}
 		s->r.read_misses++;
 		bytes(s, s->p.block_size, 0);
-		return s->p.net_ms + server_read(s, c);
-	}
-	if ((s->aknown[a] & bit) && (s->cheld[c] & bit)) {
-		host_load(s, h, akey, c, SC_DC_READ);
-		s->r.host_hits++;
-		return 0;
-	}
-	if (!s->tracker) {
-		/* Read#: the hash first, the data only if not cached. */
-		bytes(s, 0, s->p.hash_bytes);
-		s->aknown[a] |= bit;
-		lat = s->p.net_ms;
-		if (s->cheld[c] & bit) {
-			host_load(s, h, akey, c, SC_DC_READ);
-			s->r.content_hits++;
-			return lat;
-		}
-		s->r.read_misses++;
-		bytes(s, s->p.block_size, 0);
-		lat += s->p.net_ms + server_read(s, c);
-		host_load(s, h, akey, c, SC_DC_READ);
+		lat = rtt + server_read(s, c);
+		flight_put(&h->fl, vkey, now + lat, now);
 		return lat;
 	}
-	/* The tracker knows whether the host holds c. */
+	if ((s->aknown[a] & bit) && (s->cheld[c] & bit)) {
+		host_load(s, h, a, c, SC_DC_READ);
+		s->r.host_hits++;
+		return wait_ready(s, h, c, now, 0);
+	}
 	s->aknown[a] |= bit;
 	if (s->cheld[c] & bit) {
+		/* Read#'s hash, or the tracker's hash-only answer. */
 		bytes(s, 0, s->p.hash_bytes);
 		s->r.content_hits++;
-		lat = s->p.net_ms;
-		host_load(s, h, akey, c, SC_DC_READ);
+		host_load(s, h, a, c, SC_DC_READ);
+		lat = wait_ready(s, h, c, now, rtt);
+	} else if (!s->tracker) {
+		/* Read#: the hash first, then the data (the host lacks it). */
+		s->r.read_misses++;
+		bytes(s, s->p.block_size, s->p.hash_bytes);
+		s->r.server_bytes += s->p.hdr_bytes;
+		lat = 2 * rtt + server_read(s, c);
+		host_load(s, h, a, c, SC_DC_READ);
+		flight_put(&h->fl, c, now + lat, now);
+	} else if (s->coop &&
+		   (peer = delegate_to(s, host, c, now, &ready)) != NIL) {
+		/* Delegated to a peer holding c: data host to host. */
+		s->r.read_misses++;
+		bytes(s, 0, 2 * s->p.hash_bytes);
+		s->r.peer_bytes += s->p.block_size + s->p.hdr_bytes;
+		lat = 1.5 * rtt;
+		if (ready + 0.5 * rtt > now + lat)
+			lat = ready + 0.5 * rtt - now;
+		host_load(s, h, a, c, SC_DC_READ);
+		flight_put(&h->fl, c, now + lat, now);
 	} else {
 		s->r.read_misses++;
-		if (s->coop && !sc_dcache_holds(&s->server, ck) &&
-		    (s->cheld[c] & ~bit)) {
-			/* Delegated to a peer holding c: data host to host. */
-			bytes(s, 0, 2 * s->p.hash_bytes);
-			s->r.peer_bytes += s->p.block_size + s->p.hdr_bytes;
-			lat = 1.5 * s->p.net_ms;
-		} else {
-			bytes(s, s->p.block_size, s->p.hash_bytes);
-			lat = s->p.net_ms + server_read(s, c);
-		}
-		host_load(s, h, akey, c, SC_DC_READ);
+		bytes(s, s->p.block_size, s->p.hash_bytes);
+		lat = rtt + server_read(s, c);
+		host_load(s, h, a, c, SC_DC_READ);
+		flight_put(&h->fl, c, now + lat, now);
 	}
 	if (s->push)
 		push(s, host, a, c);
@@ -457,16 +564,15 @@ static double write_block(struct sim *s, uint32_t vm, uint32_t host,
 			  uint32_t a, uint32_t c, bool stored)
 {
 	struct host *h = host_get(s, host);
-	uint64_t bit = 1ull << host, akey = s->at.key[a];
-	uint64_t ck = s->ct.key[c], vkey = mix(akey ^ mix(ck));
+	uint64_t bit = 1ull << host, vkey = pair_key(a, c);
 	struct sc_dcache *vc = vm_cache(s, vm);
 	double lat = s->p.net_ms;
 
 	s->r.write_blocks++;
 	if (vc)
-		cache_access(vc, SC_DC_WRITE, akey, vkey, 0);
+		cache_access(vc, SC_DC_WRITE, sc_mix64(a), vkey, 0);
 	if (!s->csi) {
-		cache_access(&h->cache, SC_DC_WRITE, akey, vkey, 0);
+		cache_access(&h->cache, SC_DC_WRITE, sc_mix64(a), vkey, 0);
 		bytes(s, s->p.block_size, 0);
 	} else {
 		if (s->dedup_write && (s->cheld[c] & bit)) {
@@ -479,10 +585,10 @@ static double write_block(struct sim *s, uint32_t vm, uint32_t host,
 		} else {
 			bytes(s, s->p.block_size, 0);
 		}
-		host_load(s, h, akey, c, SC_DC_WRITE);
+		host_load(s, h, a, c, SC_DC_WRITE);
+		s->aknown[a] = bit;
 	}
-	s->aknown[a] = s->csi ? bit : 0;
-	cache_access(&s->server, SC_DC_WRITE, 0, ck, 0);
+	cache_access(&s->server, SC_DC_WRITE, 0, ckey(c), 0);
 	if (!stored) {
 		s->r.disk_writes++;
 		lat += s->p.disk_ms;
@@ -492,9 +598,97 @@ static double write_block(struct sim *s, uint32_t vm, uint32_t host,
 
 /* ---- cache mode ---- */
 
+static uint64_t fast_key(const void *ctx, uint32_t slot)
+{
+	const struct cache_fast *f = ctx;
+
+	return f->key[slot];
+}
+
+/* The fast path's cache (spec names a slot policy: a content cache). */
+static struct cache_fast *fast_new(const char *spec, uint32_t cap,
+				   uint32_t naddr)
+{
+	struct cache_fast *f;
+	uint32_t i;
+
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		oom();
+	f->cap = cap;
+	f->key = calloc(cap, sizeof(*f->key));
+	f->owner = malloc((size_t)cap * sizeof(*f->owner));
+	f->share = malloc((size_t)cap * sizeof(*f->share));
+	if (!f->key || !f->owner || !f->share)
+		oom();
+	for (i = 0; i < cap; i++) {
+		f->owner[i] = i + 1 < cap ? i + 1 : NIL;
+		f->share[i] = 1;
+	}
+	if (sc_policy_create(&f->pol, spec, cap, f->share))
+		exit(2);
+	f->pol.key = fast_key;
+	f->pol.key_ctx = f;
+	f->slot = grow(NULL, 4, 0, naddr, 0xff);
+	return f;
+}
+
+static void fast_free(struct cache_fast *f)
+{
+	if (!f)
+		return;
+	sc_policy_destroy(&f->pol);
+	free(f->slot);
+	free(f->gen);
+	free(f->key);
+	free(f->owner);
+	free(f->share);
+	free(f);
+}
+
+/* One block of address a under the fast path: true on a hit. */
+static bool fast_access(struct sim *s, uint32_t a, bool write)
+{
+	struct cache_fast *f = s->fast;
+	uint32_t slot = f->slot[a], v;
+	uint64_t key;
+
+	if (write) {
+		/* New content: the old (address, content) entry stays, orphaned. */
+		if (!f->gen)
+			f->gen = grow(NULL, 4, 0, s->acap, 0);
+		f->gen[a]++;
+		if (slot != NIL)
+			f->owner[slot] = NIL;
+		slot = NIL;
+	} else if (slot != NIL) {
+		f->pol.ops->hit(&f->pol, slot);
+		return true;
+	}
+	key = (uint64_t)(f->gen ? f->gen[a] : 0) << 32 | a;
+	sc_policy_admit(&f->pol, key);
+	if (f->used == f->cap) {
+		v = f->pol.ops->victim(&f->pol);
+		f->pol.ops->remove(&f->pol, v);
+		if (f->owner[v] != NIL)
+			f->slot[f->owner[v]] = NIL;
+		s->r.evictions++;
+	} else {
+		v = f->free_head;
+		f->free_head = f->owner[v];
+		f->used++;
+	}
+	f->key[v] = key;
+	f->owner[v] = a;
+	f->slot[a] = v;
+	f->pol.ops->insert(&f->pol, v);
+	s->r.loads++;
+	return false;
+}
+
 static void cache_block(struct sim *s, uint8_t op, uint32_t a, uint32_t c)
 {
-	uint64_t ck = s->ct.key[c];
+	uint64_t k = ckey(c);
 	struct sc_dc_res res;
 
 	/*
@@ -503,9 +697,8 @@ static void cache_block(struct sim *s, uint8_t op, uint32_t a, uint32_t c)
 	 * (address, content), no deduplication (CDAC's LRU and ARC).
 	 */
 	if (s->addr_cache)
-		ck = mix(s->at.key[a] ^ mix(ck));
-	res = cache_access(&s->one, op, s->at.key[a], ck, s->cshare[c]);
-
+		k = pair_key(a, c);
+	res = cache_access(&s->one, op, sc_mix64(a), k, s->cshare[c]);
 	if (op == SC_DC_WRITE) {
 		s->r.write_blocks++;
 		if (res.kind != SC_DC_MISS)
@@ -521,118 +714,70 @@ static void cache_block(struct sim *s, uint8_t op, uint32_t a, uint32_t c)
 		s->r.read_misses++;
 }
 
-/* ---- the request loop ---- */
-
-struct sim *sim_new(const struct sim_params *p)
+/* Cache mode: the blocks of one request, in order. */
+static void cache_request(struct sim *s, const struct sim_req *r)
 {
-	struct sim *s = calloc(1, sizeof(*s));
-	struct sc_dc_config scfg = {
-		.data_blocks = p->server_cache_blocks ? p->server_cache_blocks : 1,
-		.block_size = p->block_size,
-	};
-	uint32_t feat;
+	uint32_t i, a, c, n = r->nblocks;
+	bool write = r->op == 'W';
 
-	if (!s)
-		oom();
-	s->p = *p;
-	if (!s->p.vms_per_host)
-		s->p.vms_per_host = 10;
-	feat = sc_variants[p->variant].features;
-	s->csi = feat & CSI_FEAT_READ_HASH;
-	s->tracker = feat & CSI_FEAT_TRACKER;
-	s->push = feat & CSI_FEAT_PUSH;
-	s->coop = feat & CSI_FEAT_COOP;
-	s->dedup_write = feat & CSI_FEAT_DEDUP_WRITE;
-	if (gtab_init(&s->at, 1024) || gtab_init(&s->ct, 1024))
-		oom();
-	s->acont = calloc(1024, 4);
-	s->anext = calloc(1024, 4);
-	s->aprev = calloc(1024, 4);
-	s->aknown = calloc(1024, 8);
-	s->ahost = calloc(1024, 2);
-	s->cshare = calloc(1024, 4);
-	s->chead = calloc(1024, 4);
-	s->cheld = calloc(1024, 8);
-	if (!s->acont || !s->anext || !s->aprev || !s->aknown || !s->ahost ||
-	    !s->cshare || !s->chead || !s->cheld)
-		oom();
-	if (p->mode == SIM_MODE_CACHE) {
-		struct sc_dc_config cfg = {
-			.data_blocks = p->host_cache_blocks,
-			.block_size = p->block_size,
-		};
-
-		if (sc_dcache_create(&s->one, p->policy, &cfg)) {
-			sim_free(s);
-			return NULL;
+	if (s->fast) {
+		for (i = 0; i < n; i++) {
+			a = r->addr[i];
+			addr_room(s, a + 1);
+			seen(s, a);
+			if (fast_access(s, a, write)) {
+				s->r.host_hits += !write;
+				s->r.write_hits += write;
+			} else {
+				s->r.read_misses += !write;
+			}
 		}
-		s->addr_cache = s->one.ops == &sc_dcache_content ||
-				s->one.ops == &sc_dcache_acq ||
-				s->one.ops == &sc_dcache_lruca;
-		return s;
+		if (write)
+			s->r.write_blocks += n;
+		else
+			s->r.read_blocks += n;
+		return;
 	}
-	scfg.on_evict = server_evicted;
-	scfg.ctx = s;
-	if (sc_dcache_create(&s->server, p->server_policy ? p->server_policy :
-				 "lru", &scfg)) {
-		sim_free(s);
-		return NULL;
-	}
-	{
-		/* Check the host policy now rather than at the first request. */
-		struct sc_dcache probe;
-		struct sc_dc_config cfg = {
-			.data_blocks = p->host_cache_blocks,
-			.block_size = p->block_size,
-		};
-
-		if (sc_dcache_create(&probe, p->policy, &cfg)) {
-			sim_free(s);
-			return NULL;
+	for (i = 0; i < n; i++) {
+		a = r->addr[i];
+		addr_room(s, a + 1);
+		seen(s, a);
+		if (r->content) {
+			c = r->content[i];
+			content_room(s, c + 1);
+		} else if (write || s->acont[a] == NIL) {
+			c = own_content(s);
+		} else {
+			c = s->acont[a];
 		}
-		sc_dcache_destroy(&probe);
+		if (write && s->acont[a] == c)
+			s->r.silent_writes++;
+		if (s->acont[a] != c) {
+			if (s->acont[a] != NIL)
+				s->cshare[s->acont[a]]--;
+			s->acont[a] = c;
+			s->cshare[c]++;
+		}
+		cache_block(s, write ? SC_DC_WRITE : SC_DC_READ, a, c);
 	}
-	return s;
 }
 
-bool sim_feed(struct sim *s, const struct sim_req *r)
-{
-	uint32_t host, i, a, c;
-	uint64_t akey, ck;
-	double lat = 0, l;
-	bool isnew, stored;
-	uint8_t op = r->op == 'W' ? SC_DC_WRITE : SC_DC_READ;
+/* ---- system mode: one request at its issue time ---- */
 
-	if (s->p.vms && r->vm >= s->p.vms)
-		return false;
-	host = r->vm / s->p.vms_per_host;
-	if (s->p.mode == SIM_MODE_SYSTEM && host >= SIM_MAX_HOSTS) {
-		fprintf(stderr, "seacache-sim: more than %u hosts (VM %u); use --vms or --vms-per-host\n",
-			SIM_MAX_HOSTS, r->vm);
-		exit(2);
-	}
-	if (r->vm > s->max_vm)
-		s->max_vm = r->vm;
-	s->r.requests++;
-	if (op == SC_DC_WRITE)
-		s->r.writes++;
-	else
-		s->r.reads++;
-	for (i = 0; i < r->nblocks; i++) {
-		akey = r->file << 40 | ((r->lbn + i) & ((1ull << 40) - 1));
-		a = addr_get(s, akey, &isnew);
-		if (isnew)
-			s->ahost[a] = (uint16_t)host;
-		if (r->fp_len)
-			ck = sim_fp_key(r->fp + (size_t)i * r->fp_len, r->fp_len);
-		else if (op == SC_DC_WRITE)
-			ck = mix(akey ^ (++s->wseq << 1 | 1));
-		else if (s->acont[a] != SC_NIL)
-			ck = s->ct.key[s->acont[a]];
-		else
-			ck = mix(akey);
-		c = content_get(s, ck);
-		if (op == SC_DC_WRITE) {
+static double run_request(struct sim *s, uint32_t vm, uint8_t op,
+			  const uint32_t *ids, uint32_t n, double now)
+{
+	uint32_t host = vm / s->p.vms_per_host, i, a, c;
+	double lat = 0, l;
+	bool stored, write = op == 'W';
+
+	for (i = 0; i < n; i++) {
+		a = ids[2 * i];
+		c = ids[2 * i + 1];
+		if (c == NIL)
+			c = write || s->acont[a] == NIL ? own_content(s) :
+							    s->acont[a];
+		if (write) {
 			if (s->acont[a] == c)
 				s->r.silent_writes++;
 			stored = s->cshare[c] > 0;
@@ -640,71 +785,348 @@ bool sim_feed(struct sim *s, const struct sim_req *r)
 			stored = true;
 		}
 		map_set(s, a, c);
-		if (s->p.mode == SIM_MODE_CACHE) {
-			cache_block(s, op, a, c);
-			continue;
-		}
-		if (op == SC_DC_WRITE)
-			l = write_block(s, r->vm, host, a, c, stored);
+		if (write)
+			l = write_block(s, vm, host, a, c, stored);
 		else
-			l = read_block(s, r->vm, host, a, c);
+			l = read_block(s, vm, host, a, c, now);
 		if (l > lat)
 			lat = l;
 	}
+	s->r.requests++;
+	s->r.writes += write;
+	s->r.reads += !write;
 	s->r.lat_sum_ms += lat;
-	if (op == SC_DC_READ)
+	if (!write)
 		s->r.read_lat_sum_ms += lat;
-	return true;
+	if (now + lat > s->r.end_ms)
+		s->r.end_ms = now + lat;
+	return lat;
+}
+
+/* The issue time of VM v's next request. */
+static double vm_next_ms(const struct sim *s, uint32_t v)
+{
+	double ts = s->pq[s->vq[v].head - s->pbase].ts_ms;
+
+	return ts > s->vq[v].done_ms ? ts : s->vq[v].done_ms;
+}
+
+/* Heap order: the earlier issue time, then the lower VM. */
+static bool vm_before(const struct sim *s, uint32_t x, uint32_t y)
+{
+	double tx = vm_next_ms(s, x), ty = vm_next_ms(s, y);
+
+	return tx < ty || (tx == ty && x < y);
+}
+
+static void heap_push(struct sim *s, uint32_t v)
+{
+	uint32_t i = s->nheap++, up;
+
+	while (i && vm_before(s, v, s->heap[up = (i - 1) / 2])) {
+		s->heap[i] = s->heap[up];
+		i = up;
+	}
+	s->heap[i] = v;
+	s->vq[v].queued = true;
+}
+
+static uint32_t heap_pop(struct sim *s)
+{
+	uint32_t top = s->heap[0], v = s->heap[--s->nheap], i = 0, k;
+
+	while ((k = 2 * i + 1) < s->nheap) {
+		if (k + 1 < s->nheap && vm_before(s, s->heap[k + 1], s->heap[k]))
+			k++;
+		if (!vm_before(s, s->heap[k], v))
+			break;
+		s->heap[i] = s->heap[k];
+		i = k;
+	}
+	if (s->nheap)
+		s->heap[i] = v;
+	s->vq[top].queued = false;
+	return top;
+}
+
+/*
+ * Before the queues grow: drop what lies before the oldest request not
+ * issued yet (requests are issued out of order, but a queue's storage is
+ * in reading order).
+ */
+static void queues_compact(struct sim *s)
+{
+	uint64_t oldest = s->pend_n, oldest_id, d;
+	uint32_t v;
+
+	for (v = 0; v < s->nvq; v++)
+		if (s->vq[v].head < oldest)
+			oldest = s->vq[v].head;
+	oldest_id = oldest < s->pend_n ? s->pq[oldest - s->pbase].ids : s->ids_n;
+	d = oldest - s->pbase;
+	if (d && d * 4 >= s->pcap) {
+		memmove(s->pq, s->pq + d, (s->pend_n - oldest) * sizeof(*s->pq));
+		s->pbase = oldest;
+	}
+	d = oldest_id - s->ibase;
+	if (d && d * 4 >= s->icap) {
+		memmove(s->iq, s->iq + 2 * d,
+			(s->ids_n - oldest_id) * 2 * sizeof(*s->iq));
+		s->ibase = oldest_id;
+	}
+}
+
+/* Issue the request of the VM that comes first. */
+static void issue_next(struct sim *s)
+{
+	uint32_t v = heap_pop(s);
+	struct vmq *q = &s->vq[v];
+	struct pend *p = &s->pq[q->head - s->pbase];
+	double now = vm_next_ms(s, v);
+
+	q->done_ms = now + run_request(s, v, p->op,
+				       s->iq + 2 * (p->ids - s->ibase),
+				       p->nblocks, now);
+	q->head = p->next;
+	if (q->head == NOPEND)
+		q->tail = NOPEND;
+	else
+		heap_push(s, v);
+	s->held--;
+}
+
+/* Hold r until its issue time; issue what can no longer be preceded. */
+static void system_feed(struct sim *s, const struct sim_req *r)
+{
+	uint32_t v = r->vm, i, n = r->nblocks;
+	struct pend *p;
+	uint32_t *ids;
+
+	if (v >= s->nvq) {
+		uint32_t nv = v + 16;
+
+		s->vq = grow(s->vq, sizeof(*s->vq), s->nvq, nv, 0xff);
+		s->heap = grow(s->heap, 4, s->nvq, nv, 0);
+		for (i = s->nvq; i < nv; i++) {
+			s->vq[i].done_ms = 0;
+			s->vq[i].queued = false;
+		}
+		s->nvq = nv;
+	}
+	if (s->pend_n - s->pbase == s->pcap ||
+	    s->ids_n + n - s->ibase > s->icap)
+		queues_compact(s);
+	if (s->pend_n - s->pbase == s->pcap) {
+		s->pq = grow(s->pq, sizeof(*s->pq), s->pcap, s->pcap * 2 + 1024, 0);
+		s->pcap = s->pcap * 2 + 1024;
+	}
+	while (s->ids_n + n - s->ibase > s->icap) {
+		s->iq = grow(s->iq, 8, s->icap, s->icap * 2 + 4096, 0);
+		s->icap = s->icap * 2 + 4096;
+	}
+	ids = s->iq + 2 * (s->ids_n - s->ibase);
+	for (i = 0; i < n; i++) {
+		ids[2 * i] = r->addr[i];
+		ids[2 * i + 1] = r->content ? r->content[i] : NIL;
+		addr_room(s, r->addr[i] + 1);
+		seen(s, r->addr[i]);
+		if (s->ahost[r->addr[i]] == NOHOST)
+			s->ahost[r->addr[i]] = (uint16_t)(v / s->p.vms_per_host);
+		if (r->content)
+			content_room(s, r->content[i] + 1);
+	}
+	p = &s->pq[s->pend_n - s->pbase];
+	p->ts_ms = (double)r->ts_ns / 1e6;
+	p->next = NOPEND;
+	p->ids = s->ids_n;
+	p->nblocks = n;
+	p->op = r->op;
+	if (s->vq[v].tail != NOPEND)
+		s->pq[s->vq[v].tail - s->pbase].next = s->pend_n;
+	else
+		s->vq[v].head = s->pend_n;
+	s->vq[v].tail = s->pend_n;
+	s->pend_n++;
+	s->ids_n += n;
+	s->held++;
+	if (!s->vq[v].queued)
+		heap_push(s, v);
+	if (p->ts_ms > s->horizon_ms)
+		s->horizon_ms = p->ts_ms;
+	/*
+	 * A line not read yet issues at its ts or later, so no later than
+	 * the latest ts read if the trace is in time order: what comes
+	 * strictly before that can go.
+	 */
+	while (s->nheap && (vm_next_ms(s, s->heap[0]) < s->horizon_ms ||
+			    s->held > s->p.window))
+		issue_next(s);
+}
+
+/* ---- the request loop ---- */
+
+struct sim *sim_new(const struct sim_params *p)
+{
+	struct sim *s = calloc(1, sizeof(*s));
+	uint32_t feat;
+
+	if (!s)
+		oom();
+	s->p = *p;
+	if (!s->p.vms_per_host)
+		s->p.vms_per_host = 10;
+	if (!s->p.window)
+		s->p.window = 1u << 20;
+	s->system = p->mode == SIM_MODE_SYSTEM;
+	feat = sc_variants[p->variant].features;
+	s->csi = feat & CSI_FEAT_READ_HASH;
+	s->tracker = feat & CSI_FEAT_TRACKER;
+	s->push = s->system && (feat & CSI_FEAT_PUSH);
+	s->coop = feat & CSI_FEAT_COOP;
+	s->dedup_write = feat & CSI_FEAT_DEDUP_WRITE;
+	if (!s->system) {
+		struct sc_dc_config cfg = {
+			.data_blocks = p->host_cache.blocks,
+			.block_size = p->block_size,
+		};
+
+		s->r.host_cache_blocks = p->host_cache.blocks;
+		if (sc_dcache_create(&s->one, p->policy, &cfg)) {
+			sim_free(s);
+			return NULL;
+		}
+		s->addr_cache = s->one.ops == &sc_dcache_content ||
+				s->one.ops == &sc_dcache_acq ||
+				s->one.ops == &sc_dcache_lruca;
+	} else {
+		/* Check the host policy now rather than at the first request. */
+		struct sc_dcache probe;
+		struct sc_dc_config cfg = { .data_blocks = 1024,
+					    .block_size = p->block_size };
+
+		if (sc_dcache_create(&probe, p->policy, &cfg)) {
+			sim_free(s);
+			return NULL;
+		}
+		sc_dcache_destroy(&probe);
+	}
+	addr_room(s, p->addrs_hint);
+	content_room(s, p->contents_hint);
+	return s;
 }
 
 void sim_preload(struct sim *s, const struct sim_req *r)
 {
-	uint32_t host, i, a;
-	uint64_t akey, ck;
-	bool isnew;
+	uint32_t host, i, a, c;
 
 	if (s->p.vms && r->vm >= s->p.vms)
 		return;
 	host = r->vm / s->p.vms_per_host;
-	for (i = 0; i < r->nblocks; i++) {
-		akey = r->file << 40 | ((r->lbn + i) & ((1ull << 40) - 1));
-		a = addr_get(s, akey, &isnew);
-		if (!isnew)
-			continue;
-		s->ahost[a] = (uint16_t)(host < SIM_MAX_HOSTS ? host : 0);
-		if (r->op == 'W') {
-			s->preload_writes++;
-			continue;
-		}
-		ck = r->fp_len ? sim_fp_key(r->fp + (size_t)i * r->fp_len,
-					    r->fp_len) : mix(akey);
-		map_set(s, a, content_get(s, ck));
+	if (host >= SIM_MAX_HOSTS) {
+		fprintf(stderr, "seacache-sim: more than %u hosts (VM %u); use --vms or --vms-per-host\n",
+			SIM_MAX_HOSTS, r->vm);
+		exit(2);
 	}
+	for (i = 0; i < r->nblocks; i++) {
+		a = r->addr[i];
+		addr_room(s, a + 1);
+		if (s->ahost[a] != NOHOST)
+			continue;
+		s->ahost[a] = (uint16_t)host;
+		seen(s, a);
+		if (r->op == 'W')
+			continue;
+		if (r->content) {
+			c = r->content[i];
+			content_room(s, c + 1);
+		} else {
+			c = own_content(s);
+		}
+		map_set(s, a, c);
+	}
+}
+
+static uint32_t size_of(const struct sim_size *z, uint64_t distinct)
+{
+	double b;
+
+	if (z->pct < 0)
+		return z->blocks;
+	b = z->pct / 100 * (double)distinct;
+	return b >= NIL ? NIL - 1 : (uint32_t)b;
 }
 
 void sim_preload_done(struct sim *s)
 {
-	/*
-	 * The preload saw every address and every content read, and counted
-	 * the blocks written (each may bring one new content): the tables
-	 * get exactly that room, where doubling left up to half unused.
-	 */
-	addr_resize(s, s->at.n ? s->at.n : 1);
-	content_resize(s, s->ct.n + s->preload_writes + 1);
+	struct sc_dc_config scfg = { .block_size = s->p.block_size,
+				     .on_evict = server_evicted, .ctx = s };
+
+	s->r.vm_cache_blocks = size_of(&s->p.vm_cache, s->naddr);
+	s->r.host_cache_blocks = size_of(&s->p.host_cache, s->naddr);
+	s->r.server_cache_blocks = size_of(&s->p.server_cache, s->naddr);
+	if (!s->r.server_cache_blocks)
+		s->r.server_cache_blocks = 1;
+	if (!s->r.host_cache_blocks)
+		s->r.host_cache_blocks = 1;
+	scfg.data_blocks = s->r.server_cache_blocks;
+	if (sc_dcache_create(&s->server, s->p.server_policy ?
+			     s->p.server_policy : "lru", &scfg))
+		exit(2);
+	/* The replay counts again: the addresses it touches. */
+	memset(s->aseen, 0, (s->acap + 7) / 8);
+	s->naddr = 0;
 }
 
-static uint64_t gtab_bytes(const struct gtab *t)
+bool sim_feed(struct sim *s, const struct sim_req *r)
 {
-	return (uint64_t)t->cap * 8 + sc_itab_bytes(&t->it);
+	if (s->p.vms && r->vm >= s->p.vms)
+		return false;
+	if (r->vm > s->max_vm)
+		s->max_vm = r->vm;
+	if (s->system) {
+		system_feed(s, r);
+		return true;
+	}
+	if (!s->r.requests && !r->content && s->one.ops == &sc_dcache_content) {
+		/* A trace without fingerprints: the fast path is exact. */
+		sc_dcache_destroy(&s->one);
+		s->fast = fast_new(s->p.policy, s->p.host_cache.blocks, s->acap);
+		free(s->acont);
+		s->acont = NULL;
+	}
+	s->r.requests++;
+	if (r->op == 'W')
+		s->r.writes++;
+	else
+		s->r.reads++;
+	cache_request(s, r);
+	return true;
 }
 
-void sim_finish(struct sim *s, struct sim_result *out)
+static uint64_t fast_bytes(const struct sim *s)
 {
-	uint64_t meta = sizeof(*s) + gtab_bytes(&s->at) + gtab_bytes(&s->ct) +
-			(uint64_t)s->at.cap * (4 + 4 + 4 + 8 + 2) +
-			(uint64_t)s->ct.cap * (4 + 4 + 8);
+	const struct cache_fast *f = s->fast;
+
+	return sizeof(*f) + f->pol.ops->bytes(&f->pol) +
+	       (uint64_t)f->cap * (8 + 4 + 4) +
+	       (uint64_t)s->acap * (f->gen ? 8 : 4);
+}
+
+void sim_finish(struct sim *s, uint64_t extra_bytes, struct sim_result *out)
+{
+	uint64_t meta = sizeof(*s) + extra_bytes + (s->acap + 7) / 8 +
+			(uint64_t)s->ccap * 4;
 	uint32_t i;
 
+	while (s->nheap)
+		issue_next(s);
+	if (s->acont)
+		meta += (uint64_t)s->acap * 4;
+	if (s->system)
+		meta += (uint64_t)s->acap * (2 + 8) + (uint64_t)s->ccap * 8;
+	if (s->push)
+		meta += (uint64_t)s->acap * 8 + (uint64_t)s->ccap * 4;
+	meta += s->pcap * sizeof(*s->pq) + s->icap * 8;
 	for (i = 0; i < SIM_MAX_HOSTS; i++)
 		if (s->hosts[i].on) {
 			meta += s->hosts[i].cache.ops->bytes(&s->hosts[i].cache);
@@ -716,6 +1138,8 @@ void sim_finish(struct sim *s, struct sim_result *out)
 			meta += s->vmc[i].ops->bytes(&s->vmc[i]);
 	if (s->server.ops)
 		meta += s->server.ops->bytes(&s->server);
+	if (s->fast)
+		meta += fast_bytes(s);
 	if (s->one.ops) {
 		meta += s->one.ops->bytes(&s->one);
 		s->r.loads = s->one.st.loads;
@@ -723,12 +1147,12 @@ void sim_finish(struct sim *s, struct sim_result *out)
 		memcpy(s->r.events, s->one.st.events, sizeof(s->r.events));
 		s->r.event_names = s->one.ops->events;
 	}
-	s->r.tracked_blocks = s->at.n;
+	s->r.tracked_blocks = s->naddr;
 	s->r.sim_meta_bytes = meta;
 	s->r.vms = s->r.requests ? s->max_vm + 1 : 0;
 	if (s->p.vms && s->r.vms > s->p.vms)
 		s->r.vms = s->p.vms;
-	s->r.hosts = s->p.mode == SIM_MODE_CACHE ? 1 :
+	s->r.hosts = !s->system ? 1 :
 		     (s->r.vms + s->p.vms_per_host - 1) / s->p.vms_per_host;
 	*out = s->r;
 }
@@ -740,22 +1164,29 @@ void sim_free(struct sim *s)
 	if (!s)
 		return;
 	for (i = 0; i < SIM_MAX_HOSTS; i++)
-		if (s->hosts[i].on)
+		if (s->hosts[i].on) {
 			sc_dcache_destroy(&s->hosts[i].cache);
+			free(s->hosts[i].fl.key);
+			free(s->hosts[i].fl.ready);
+		}
 	for (i = 0; i < s->nvmc; i++)
 		sc_dcache_destroy(&s->vmc[i]);
 	free(s->vmc);
 	sc_dcache_destroy(&s->server);
 	sc_dcache_destroy(&s->one);
-	gtab_free(&s->at);
-	gtab_free(&s->ct);
+	fast_free(s->fast);
 	free(s->acont);
+	free(s->ahost);
+	free(s->aknown);
 	free(s->anext);
 	free(s->aprev);
-	free(s->aknown);
-	free(s->ahost);
+	free(s->aseen);
 	free(s->cshare);
-	free(s->chead);
 	free(s->cheld);
+	free(s->chead);
+	free(s->vq);
+	free(s->heap);
+	free(s->pq);
+	free(s->iq);
 	free(s);
 }

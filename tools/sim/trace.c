@@ -39,6 +39,9 @@ const uint16_t sim_hex_tab[256] = {
 #undef HEX_ROW
 #undef X
 
+/* The binary trace is told by its magic; its requests by sim_bin_next(). */
+static const struct sim_format sim_format_bin = { .name = "binary" };
+
 static const struct sim_format *const sim_formats[] = {
 	&sim_format_seacache, &sim_format_msr, &sim_format_fiu,
 	&sim_format_fiu_pid,
@@ -456,14 +459,146 @@ static int next_line(struct sim_trace *t, char **line, char **end)
 	}
 }
 
+/* ---- block ids ---- */
+
+uint64_t sim_fp_key(const uint8_t *fp, uint32_t len)
+{
+	uint64_t k = 0, w;
+	uint32_t i;
+
+	for (i = 0; i < len; i += 8) {
+		w = 0;
+		memcpy(&w, fp + i, len - i < 8 ? len - i : 8);
+		k = i ? sc_mix64(k ^ w) : w;
+	}
+	return k;
+}
+
+static bool ids_grow(struct sim_ids *m)
+{
+	uint32_t ncap = m->mask ? (m->mask + 1) * 2 : 1024, i, id;
+	uint32_t *slot = malloc(sizeof(*slot) * ncap);
+
+	if (!slot || ncap < m->mask)
+		goto fail;
+	memset(slot, 0xff, sizeof(*slot) * ncap);
+	for (id = 0; id < m->n; id++) {
+		for (i = (uint32_t)sc_mix64(m->key[id]) & (ncap - 1);
+		     slot[i] != UINT32_MAX; i = (i + 1) & (ncap - 1))
+			;
+		slot[i] = id;
+	}
+	free(m->slot);
+	m->slot = slot;
+	m->mask = ncap - 1;
+	return true;
+fail:
+	free(slot);
+	return false;
+}
+
+/* The id of key, a new one if unseen; UINT32_MAX when out of memory. */
+static uint32_t ids_get(struct sim_ids *m, uint64_t key)
+{
+	uint32_t i, id;
+
+	if (m->n * 2 >= m->mask && !ids_grow(m))
+		return UINT32_MAX;
+	for (i = (uint32_t)sc_mix64(key) & m->mask;
+	     (id = m->slot[i]) != UINT32_MAX; i = (i + 1) & m->mask)
+		if (m->key[id] == key)
+			return id;
+	if (m->n == m->keycap) {
+		uint32_t ncap = m->keycap ? m->keycap * 2 : 1024;
+		uint64_t *k = ncap > m->keycap ?
+				      realloc(m->key, sizeof(*k) * ncap) : NULL;
+
+		if (!k)
+			return UINT32_MAX;
+		m->key = k;
+		m->keycap = ncap;
+	}
+	m->key[m->n] = key;
+	m->slot[i] = m->n;
+	return m->n++;
+}
+
+/* The request's address and content ids, into t->idbuf. */
+static bool assign_ids(struct sim_trace *t, struct sim_req *req)
+{
+	uint32_t n = req->nblocks, i, *ids;
+
+	if (!grow((uint8_t **)&t->idbuf, &t->idbuf_cap, (size_t)n * 8))
+		return false;
+	ids = t->idbuf;
+	for (i = 0; i < n; i++) {
+		ids[i] = ids_get(&t->addr_ids, req->file << 40 |
+			 ((req->lbn + i) & ((1ull << 40) - 1)));
+		if (ids[i] == UINT32_MAX)
+			return false;
+	}
+	req->addr = ids;
+	req->content = NULL;
+	if (!req->fp_len)
+		return true;
+	for (i = 0; i < n; i++) {
+		ids[n + i] = ids_get(&t->content_ids,
+				     sim_fp_key(req->fp + (size_t)i * req->fp_len,
+						req->fp_len));
+		if (ids[n + i] == UINT32_MAX)
+			return false;
+	}
+	req->content = ids + n;
+	return true;
+}
+
+void sim_trace_want_ids(struct sim_trace *t)
+{
+	t->want_ids = true;
+}
+
+bool sim_trace_ids(const struct sim_trace *t, uint32_t *addrs,
+		   uint32_t *contents)
+{
+	if (t->map) {
+		*addrs = t->bin_addrs;
+		*contents = t->bin_contents;
+		return true;
+	}
+	*addrs = t->addr_ids.n;
+	*contents = t->content_ids.n;
+	return false;
+}
+
+size_t sim_trace_id_bytes(const struct sim_trace *t)
+{
+	const struct sim_ids *m[] = { &t->addr_ids, &t->content_ids };
+	size_t b = 0;
+
+	for (int i = 0; i < 2; i++)
+		if (m[i]->keycap)
+			b += (size_t)(m[i]->mask + 1) * 4 +
+			     (size_t)m[i]->keycap * 8;
+	return b;
+}
+
 int sim_trace_next(struct sim_trace *t, struct sim_req *req)
 {
 	char *line, *end;
 	int rc;
 
-	while ((rc = next_line(t, &line, &end)) == 1)
-		if (t->fmt->parse(t, line, end, req) == SIM_LINE_REQ)
+	if (t->map)
+		return sim_bin_next(t, req);
+	while ((rc = next_line(t, &line, &end)) == 1) {
+		if (t->fmt->parse(t, line, end, req) != SIM_LINE_REQ)
+			continue;
+		req->addr = req->content = NULL;
+		if (!t->want_ids || assign_ids(t, req))
 			return 1;
+		snprintf(t->err, sizeof(t->err), "%s: out of memory for block ids",
+			 t->path);
+		return -1;
+	}
 	return rc;
 }
 
@@ -595,6 +730,21 @@ struct sim_trace *sim_trace_open(const char *path, const char *format,
 	}
 	if (!open_input(t, path, err, errlen))
 		goto fail;
+	if (t->in_kind == SIM_IN_PLAIN && t->raw_len >= 8 &&
+	    !memcmp(t->raw, SIM_BIN_MAGIC, 8)) {
+		t->fmt = &sim_format_bin;
+		if (!sim_bin_open(t, t->st.in_size)) {
+			set_err(err, errlen, "%s: %s", path, t->err);
+			goto fail;
+		}
+		if (block_size && block_size != t->bs_native) {
+			set_err(err, errlen, "%s: a binary trace of %u-byte blocks is read at its own block size",
+				path, t->bs_native);
+			goto fail;
+		}
+		t->bs = t->bs_native;
+		return t;
+	}
 	line = first_line(t, &end, err, errlen);
 	if (!line)
 		goto fail;
@@ -640,8 +790,14 @@ void sim_trace_close(struct sim_trace *t)
 	} else if (t->in_kind == SIM_IN_ZSTD) {
 		ZSTD_freeDStream(t->dec);
 	}
+	sim_bin_close(t);
 	if (t->fd > 0)
 		close(t->fd);
+	free(t->addr_ids.slot);
+	free(t->addr_ids.key);
+	free(t->content_ids.slot);
+	free(t->content_ids.key);
+	free(t->idbuf);
 	free(t->vm_ids.keys);
 	free(t->vm_ids.ids);
 	free(t->file_ids.keys);

@@ -9,6 +9,8 @@
  *   "fiu-pid"   the same, vm = the process id
  *   "msr"       MSR Cambridge CSV, address only (fp_len 0)
  *   "seacache"  the SeaCache workload format (WORKLOAD-FORMAT.md)
+ *   "binary"    the project's own compact form of any of them (below),
+ *               read with mmap; told by its magic, never by --format
  *   "auto"/NULL detected from the first line.
  * Plain, gzip and zstd files are all read directly (detected by magic).
  * Mapping details (alignment, 512 B hashes, larger blocks): README.md,
@@ -21,6 +23,7 @@
 #ifndef SEACACHE_SIM_TRACE_H
 #define SEACACHE_SIM_TRACE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,6 +36,13 @@
  * vm and file are dense ids from 0: the trace's own small integers for the
  * workload format, else numbered in order of first appearance.  fp points
  * into the reader and stays valid until the next sim_trace_next() call.
+ *
+ * addr and content (after sim_trace_want_ids(), and always from a binary
+ * trace) give each block dense ids from 0 in order of first appearance:
+ * addr names the (file, block) address, content the fingerprint
+ * (sim_fp_key), NULL when the trace has none.  A simulator indexes arrays
+ * by them: one lookup per block here, none from a binary trace.  A binary
+ * trace gives no file, lbn or fp (0, 0, NULL).
  */
 struct sim_req {
 	uint64_t ts_ns; /* since the first request (0 if earlier); not sorted */
@@ -43,6 +53,8 @@ struct sim_req {
 	uint32_t nblocks; /* >= 1 */
 	const uint8_t *fp; /* nblocks fingerprints of fp_len bytes each */
 	uint32_t fp_len; /* 0: no fingerprints (address-only trace) */
+	const uint32_t *addr; /* nblocks address ids, or NULL */
+	const uint32_t *content; /* nblocks content ids, or NULL */
 };
 
 #define SIM_TRACE_BAD_KEEP 8
@@ -78,6 +90,32 @@ const char *sim_trace_error(const struct sim_trace *t);
 /* Name of the format read ("fiu", "msr", ...), after detection. */
 const char *sim_trace_format(const struct sim_trace *t);
 uint32_t sim_trace_block_size(const struct sim_trace *t);
+/* Give every request's blocks address and content ids (struct sim_req). */
+void sim_trace_want_ids(struct sim_trace *t);
+/*
+ * Ids handed out so far (every id given is below them); from a binary
+ * trace, those of the whole trace from the start, and then true.
+ */
+bool sim_trace_ids(const struct sim_trace *t, uint32_t *addrs,
+		   uint32_t *contents);
+/* Bytes of the reader's id tables. */
+size_t sim_trace_id_bytes(const struct sim_trace *t);
+/* 64-bit content key of a fingerprint (fp_len bytes, >= 8 used fully). */
+uint64_t sim_fp_key(const uint8_t *fp, uint32_t len);
+
+/*
+ * The binary trace: a 64-byte header, then per request a record, all
+ * little-endian:
+ *   header  "SCTRACE1", u32 block_size, u32 flags (1: content ids),
+ *           u64 requests, u64 blocks, u32 addresses, u32 contents,
+ *           u32 vms, zeros to 64 bytes
+ *   record  u64 ts_ns, u32 vm, u32 nblocks | 1 << 31 for a write,
+ *           u32 address id per block, then u32 content id per block (flag 1)
+ * Write one from any trace: 0, or -1 with a message in err.
+ */
+int sim_trace_convert(const char *in, const char *format, uint32_t block_size,
+		      const char *out, char *err, size_t errlen);
+
 /* Lines, requests and every kept malformed line, one per line, to f. */
 void sim_trace_report(const struct sim_trace *t, FILE *f);
 void sim_trace_close(struct sim_trace *t);

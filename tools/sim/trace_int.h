@@ -66,6 +66,21 @@ struct sim_unitmap {
 	size_t cap, n; /* cap a power of two, 0 before the first insert */
 };
 
+/*
+ * Dense ids from 0 for 64-bit keys, for the blocks of a trace: the keys in
+ * id order, and an open-addressing index of ids (4 bytes a slot, at most
+ * half full): 16 to 32 bytes an id.
+ */
+struct sim_ids {
+	uint32_t *slot; /* UINT32_MAX: empty */
+	uint64_t *key;
+	uint32_t mask, n, keycap;
+};
+
+#define SIM_BIN_MAGIC "SCTRACE1"
+#define SIM_BIN_HEADER 64u
+#define SIM_BIN_WRITE (1u << 31)
+
 struct sim_trace {
 	const struct sim_format *fmt;
 	uint32_t bs; /* block size of the requests handed out */
@@ -94,6 +109,15 @@ struct sim_trace {
 	size_t fp_cap;
 
 	struct sim_idmap vm_ids, file_ids;
+	/* Block ids (sim_trace_want_ids), and the current request's. */
+	bool want_ids;
+	struct sim_ids addr_ids, content_ids;
+	uint32_t *idbuf;
+	size_t idbuf_cap;
+	/* A binary trace, mapped whole; NULL for text. */
+	const uint8_t *map;
+	size_t map_len, map_pos;
+	uint32_t bin_flags, bin_addrs, bin_contents;
 	struct sim_unitmap units;
 	uint64_t ts0;
 	bool have_ts0;
@@ -107,6 +131,11 @@ struct sim_trace {
 /* Record the current line as malformed (printf-style reason). */
 enum sim_line sim_bad(struct sim_trace *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* The binary trace (trace_bin.c): map it, its next request, unmap. */
+bool sim_bin_open(struct sim_trace *t, uint64_t size);
+int sim_bin_next(struct sim_trace *t, struct sim_req *req);
+void sim_bin_close(struct sim_trace *t);
 
 /* Dense id for key; UINT32_MAX when out of memory. */
 uint32_t sim_idmap_get(struct sim_idmap *m, uint64_t key);
