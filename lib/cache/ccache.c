@@ -93,7 +93,76 @@ const void *sc_ccache_lookup(struct sc_ccache *cc, const struct sc_hash *h)
 	return sc_ccache_slot_data(cc, slot);
 }
 
-/* Take the block out of slot, which becomes free; its buffer, detached. */
+const void *sc_ccache_lookup_pin(struct sc_ccache *cc, const struct sc_hash *h,
+				 struct sc_ccache_pins *p)
+{
+	const void *data = sc_ccache_lookup(cc, h);
+
+	if (!data)
+		return NULL;
+	if (!p->n) {
+		p->orphaned = 0;
+		p->next = cc->readers;
+		cc->readers = p;
+	}
+	p->buf[p->n++] = data;
+	return data;
+}
+
+/* Orphan buf in every reader that pins it; whether one does. */
+static bool ccache_orphan(struct sc_ccache *cc, const void *buf)
+{
+	struct sc_ccache_pins *p;
+	bool pinned = false;
+	uint32_t i;
+
+	for (p = cc->readers; p; p = p->next)
+		for (i = 0; i < p->n; i++)
+			if (p->buf[i] == buf) {
+				p->orphaned |= 1u << i;
+				pinned = true;
+			}
+	return pinned;
+}
+
+/* Does a reader other than p, or p past index i, still pin buf? */
+static bool ccache_pinned_elsewhere(const struct sc_ccache *cc,
+				    const struct sc_ccache_pins *p, uint32_t i)
+{
+	const struct sc_ccache_pins *q;
+	uint32_t j;
+
+	for (j = i + 1; j < p->n; j++)
+		if (p->buf[j] == p->buf[i])
+			return true;
+	for (q = cc->readers; q; q = q->next)
+		for (j = 0; q != p && j < q->n; j++)
+			if (q->buf[j] == p->buf[i])
+				return true;
+	return false;
+}
+
+void sc_ccache_unpin(struct sc_ccache *cc, struct sc_ccache_pins *p)
+{
+	struct sc_ccache_pins **pp;
+	uint32_t i;
+
+	if (!p->n)
+		return;
+	for (pp = &cc->readers; *pp != p; pp = &(*pp)->next)
+		;
+	*pp = p->next;
+	for (i = 0; p->orphaned && i < p->n; i++)
+		if ((p->orphaned & 1u << i) &&
+		    !ccache_pinned_elsewhere(cc, p, i))
+			sc_free((void *)p->buf[i]);
+	p->n = 0;
+}
+
+/*
+ * Take the block out of slot, which becomes free; its buffer, detached,
+ * or NULL when readers still pin it (the last one frees it).
+ */
 static void *ccache_unlink_slot(struct sc_ccache *cc, uint32_t slot)
 {
 	void *buf = cc->block[slot];
@@ -103,7 +172,7 @@ static void *ccache_unlink_slot(struct sc_ccache *cc, uint32_t slot)
 	sc_itab_free_push(&cc->tab, &cc->free_head, slot);
 	cc->block[slot] = NULL;
 	cc->st.blocks--;
-	return buf;
+	return ccache_orphan(cc, buf) ? NULL : buf;
 }
 
 /* Evict the policy's victim (the cache is not empty); its buffer. */
@@ -142,7 +211,11 @@ static void *ccache_buffer(struct sc_ccache *cc)
 		}
 		cc->st.no_memory++;
 	}
-	return cc->st.blocks ? ccache_evict_one(cc) : NULL;
+	if (!cc->st.blocks)
+		return NULL;
+	buf = ccache_evict_one(cc);
+	/* the victim's buffer is still read: a new one */
+	return buf ? buf : sc_zalloc(cc->block_size);
 }
 
 /* Take a slot for content h, known not to be cached; its buffer or NULL. */

@@ -233,6 +233,23 @@ bool sc_csimap_lookup_src(struct sc_csimap *m, uint64_t file, uint64_t lbn,
 	return true;
 }
 
+void sc_csimap_prefetch(const struct sc_csimap *m, uint64_t file,
+			uint64_t lbn, int stage)
+{
+	uint64_t key = addr_key(file, lbn);
+	uint32_t i;
+
+	if (!stage) {
+		sc_prefetch(&m->addr_tab.bucket[key & m->addr_tab.mask]);
+		return;
+	}
+	i = sc_itab_first(&m->addr_tab, key);
+	if (i != SC_NIL) {
+		sc_prefetch(&m->e[i]);
+		sc_prefetch(&m->addr_tab.next[i]);
+	}
+}
+
 /*
  * The whole-map walks run under the host cache's mutex: a rescheduling
  * point per entry keeps a large map from hogging the CPU (the map does

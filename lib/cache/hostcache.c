@@ -261,27 +261,83 @@ out:
 	sc_mutex_unlock(&hc->lock);
 }
 
+/*
+ * The lookup of (file, lbn) (lock held): on an address hit, *data is its
+ * cached block, pinned in p; SC_NEED_DATA sets *h.
+ */
+static enum sc_read_result read_locked(struct sc_hostcache *hc,
+				       uint64_t file, uint64_t lbn,
+				       struct sc_hash *h,
+				       struct sc_ccache_pins *p,
+				       const void **data)
+{
+	enum sc_csi_source src;
+
+	hc->reads++;
+	if (!sc_csimap_lookup_src(hc->map, file, lbn, h, &src))
+		return SC_NEED_HASH;
+	*data = sc_ccache_lookup_pin(hc->cache, h, p);
+	if (!*data) {
+		hc->misses++;
+		return SC_NEED_DATA;
+	}
+	hc->addr_hits++;
+	hc->pushed_hits += src == SC_CSI_PUSHED;
+	return SC_ADDR_HIT;
+}
+
 enum sc_read_result sc_hostcache_read(struct sc_hostcache *hc, uint64_t file,
 				      uint64_t lbn, void *buf,
 				      struct sc_hash *h)
 {
-	enum sc_read_result r = SC_NEED_HASH;
-	enum sc_csi_source src;
+	struct sc_ccache_pins p = { .n = 0 };
+	enum sc_read_result r;
+	const void *data;
 
 	sc_mutex_lock(&hc->lock);
-	hc->reads++;
-	if (sc_csimap_lookup_src(hc->map, file, lbn, h, &src)) {
-		if (hostcache_copy_out(hc, h, buf)) {
-			hc->addr_hits++;
-			hc->pushed_hits += src == SC_CSI_PUSHED;
-			r = SC_ADDR_HIT;
-		} else {
-			hc->misses++;
-			r = SC_NEED_DATA;
-		}
+	r = read_locked(hc, file, lbn, h, &p, &data);
+	sc_mutex_unlock(&hc->lock);
+	if (r == SC_ADDR_HIT) {
+		sc_memcpy(buf, data, hc->cache->block_size);
+		sc_hostcache_unpin(hc, &p);
 	}
+	return r;
+}
+
+enum sc_read_result sc_hostcache_read_run(struct sc_hostcache *hc,
+					  uint64_t file, uint64_t lbn,
+					  uint32_t n, struct sc_ccache_pins *p,
+					  struct sc_hash *h, uint64_t *size,
+					  bool *sized)
+{
+	enum sc_read_result r = SC_ADDR_HIT;
+	const void *data;
+	uint32_t f, i;
+	int stage;
+
+	sc_mutex_lock(&hc->lock);
+	/* the lookups' first two misses, for all n at once */
+	for (stage = 0; n > 1 && stage < 2; stage++)
+		for (i = 0; i < n; i++)
+			sc_csimap_prefetch(hc->map, file, lbn + i, stage);
+	sc_ccache_unpin(hc->cache, p);
+	f = file_find(hc, file);
+	*sized = f != SC_NIL && hc->f[f].sized;
+	if (*sized)
+		*size = hc->f[f].size;
+	while (p->n < n && r == SC_ADDR_HIT)
+		r = read_locked(hc, file, lbn + p->n, h, p, &data);
 	sc_mutex_unlock(&hc->lock);
 	return r;
+}
+
+void sc_hostcache_unpin(struct sc_hostcache *hc, struct sc_ccache_pins *p)
+{
+	if (!p->n)
+		return;
+	sc_mutex_lock(&hc->lock);
+	sc_ccache_unpin(hc->cache, p);
+	sc_mutex_unlock(&hc->lock);
 }
 
 /* read_hash under the lock; map: record the mapping. */

@@ -43,7 +43,12 @@ struct rd {
 	uint32_t bs;
 	struct host_reg reg;
 	uint32_t bshift;	/* log2(bs) */
-	struct rd_blk *b;
+	uint8_t *out;		/* the request: len bytes from off */
+	uint64_t off;
+	size_t len;
+	uint64_t first, last;	/* its blocks */
+	uint8_t *bounce[2];	/* its first and last block's, if partial */
+	struct rd_blk *b;	/* the misses, up to RD_WINDOW */
 	uint32_t n;
 	uint64_t size;		/* the file's size in the last reply */
 	struct sc_hasher *hs;
@@ -528,97 +533,145 @@ static void rd_acc_add(struct sc_host *h, const struct rd_acc *a,
 	sc_mutex_unlock(&h->lock);
 }
 
+/* The requested part of block lbn, cached at src, to the caller. */
+static void rd_copy_hit(struct rd *r, uint64_t lbn, const uint8_t *src)
+{
+	uint64_t bo = lbn << r->bshift, end = r->off + r->len;
+	uint64_t from = bo > r->off ? bo : r->off;
+	uint64_t to = bo + r->bs < end ? bo + r->bs : end;
+
+	sc_memcpy(r->out + (from - r->off), src + (from - bo), to - from);
+}
+
+/*
+ * Block lbn missed the cache (res, and *hh for SC_NEED_DATA, as
+ * sc_hostcache_read tells): one more block for rd_fetch, into the
+ * caller's buffer or, for a partial block, a bounce buffer.
+ */
+static int rd_miss(struct rd *r, uint64_t lbn, enum sc_read_result res,
+		   const struct sc_hash *hh)
+{
+	uint64_t bo = lbn << r->bshift;
+	struct rd_blk *b;
+	uint8_t **bounce;
+	uint8_t *dst;
+
+	if (bo >= r->off && bo + r->bs <= r->off + r->len) {
+		dst = r->out + (bo - r->off);
+	} else {
+		bounce = &r->bounce[lbn != r->first];
+		if (!*bounce)
+			*bounce = sc_zalloc(r->bs);
+		dst = *bounce;
+		if (!dst)
+			return -SC_ENOMEM;
+	}
+	if (!r->b) {
+		r->b = sc_calloc(RD_WINDOW, sizeof(*r->b));
+		if (!r->b)
+			return -SC_ENOMEM;
+		host_reg_get(r->h, &r->reg);
+	}
+	b = &r->b[r->n++];
+	b->lbn = lbn;
+	b->dst = dst;
+	b->h = *hh;
+	b->st = res == SC_NEED_DATA ? RB_DATA : RB_ASK;
+	b->delegated = 0;
+	return 0;
+}
+
 /*
  * *again: the server was asked and a new registration (a restart) came
  * meanwhile, so what it answered may lack the host's unstable writes.
+ *
+ * The hit path costs one lock round trip per SC_CCACHE_PINS blocks (the
+ * file's size comes with the first): the hits are copied out of the
+ * cache with no lock held, straight into the caller's buffer, and a read
+ * that hits allocates nothing.
  */
 static ssize_t host_read(struct sc_host *h, uint64_t file, uint64_t off,
 			 void *buf, size_t len, bool *again)
 {
 	struct rd r = { .h = h, .file = file, .bs = h->bs,
-			.bshift = h->bshift };
-	uint8_t *bounce[2] = { NULL, NULL }, *dst, *out = buf;
-	uint64_t first, last, lbn, w, bo, size;
+			.bshift = h->bshift, .out = buf, .off = off };
+	struct sc_ccache_pins pins = { .n = 0 };
+	struct sc_hash hh = { { 0 } };
 	enum sc_read_result res;
-	struct sc_hash hh;
-	uint32_t nb, head;
-	int err;
+	uint64_t lbn, left, size;
+	uint32_t i, k, head;
+	bool looked, sized;
+	int err = 0;
 
 	*again = false;
 	if (!len)
 		return 0;
-	err = host_file_size(h, file, &size);
-	if (err)
-		return err;
-	if (off >= size)
+	r.first = off >> r.bshift;
+	left = ((off + len - 1) >> r.bshift) - r.first + 1;
+	res = sc_hostcache_read_run(h->hc, file, r.first,
+				    left < SC_CCACHE_PINS ? (uint32_t)left :
+							    SC_CCACHE_PINS,
+				    &pins, &hh, &size, &sized);
+	looked = sized;
+	if (!sized) {
+		sc_hostcache_unpin(h->hc, &pins);
+		err = host_file_size(h, file, &size);
+		if (err)
+			return err;
+	}
+	if (off >= size) {
+		sc_hostcache_unpin(h->hc, &pins);
 		return 0;
+	}
 	if (len > size - off)
 		len = (size_t)(size - off);
+	r.len = len;
 	r.size = size;
-	first = off >> r.bshift;
-	last = (off + len - 1) >> r.bshift;
-	for (w = first; w <= last; w += nb) {
-		nb = last - w + 1 > RD_WINDOW ? RD_WINDOW :
-						(uint32_t)(last - w + 1);
-		r.n = 0;
-		for (lbn = w; lbn < w + nb; lbn++) {
-			bo = lbn << r.bshift;
-			if (bo >= off && bo + r.bs <= off + len) {
-				dst = out + (bo - off);
-			} else {
-				/* the request's first or last block, partly */
-				dst = bounce[lbn != first];
-				if (!dst) {
-					dst = sc_zalloc(r.bs);
-					if (!dst) {
-						err = -SC_ENOMEM;
-						goto out;
-					}
-					bounce[lbn != first] = dst;
-				}
-			}
-			res = sc_hostcache_read(h->hc, file, lbn, dst, &hh);
-			if (res == SC_ADDR_HIT)
-				continue;
-			if (!r.b) {
-				r.b = sc_calloc(RD_WINDOW, sizeof(*r.b));
-				if (!r.b) {
-					err = -SC_ENOMEM;
-					goto out;
-				}
-				host_reg_get(h, &r.reg);
-			}
-			r.b[r.n].lbn = lbn;
-			r.b[r.n].dst = dst;
-			r.b[r.n].h = hh;
-			r.b[r.n].st = res == SC_NEED_DATA ? RB_DATA : RB_ASK;
-			r.b[r.n].delegated = 0;
-			r.n++;
-		}
-		if (r.n) {
+	r.last = (off + len - 1) >> r.bshift;
+	for (lbn = r.first; lbn <= r.last;) {
+		left = r.last - lbn + 1;
+		if (!looked)
+			res = sc_hostcache_read_run(h->hc, file, lbn,
+						    left < SC_CCACHE_PINS ?
+						    (uint32_t)left :
+						    SC_CCACHE_PINS,
+						    &pins, &hh, &left, &sized);
+		looked = false;
+		left = r.last - lbn + 1;
+		k = pins.n < left ? pins.n : (uint32_t)left;
+		for (i = 0; i < k; i++)
+			rd_copy_hit(&r, lbn + i, pins.buf[i]);
+		lbn += k;
+		if (lbn <= r.last && res != SC_ADDR_HIT)
+			err = rd_miss(&r, lbn++, res, &hh);
+		if (!err && r.n && (r.n == RD_WINDOW || lbn > r.last)) {
+			/* no block stays pinned across the calls */
+			sc_hostcache_unpin(h->hc, &pins);
 			err = rd_fetch(&r);
-			if (err)
-				goto out;
+			r.n = 0;
 		}
+		if (err)
+			goto out;
 	}
-	/* the partial blocks, then the end of file the server showed */
+	/* the partial blocks that missed, then the end of file it showed */
 	head = off & (r.bs - 1);
-	if (bounce[0])
-		sc_memcpy(out, bounce[0] + head,
-			  first == last ? len : r.bs - head);
-	if (bounce[1])
-		sc_memcpy(out + ((last << r.bshift) - off), bounce[1],
-			  (off + len) - (last << r.bshift));
+	if (r.bounce[0])
+		sc_memcpy(r.out, r.bounce[0] + head,
+			  r.first == r.last ? len : r.bs - head);
+	if (r.bounce[1])
+		sc_memcpy(r.out + ((r.last << r.bshift) - off), r.bounce[1],
+			  (off + len) - (r.last << r.bshift));
 	if (r.size < off + len)
 		len = r.size > off ? (size_t)(r.size - off) : 0;
 	/* only a read that went to the server can have met a restart */
 	*again = r.b && host_reg_moved(h, &r.reg);
 out:
-	rd_acc_add(h, &r.acc, 1, last - first + 1);
+	sc_hostcache_unpin(h->hc, &pins);
+	rd_acc_add(h, &r.acc, 1, r.last - r.first + 1);
 	host_hasher_put(h, r.hs);
 	sc_free(r.b);
-	sc_free(bounce[0]);
-	sc_free(bounce[1]);
+	sc_free(r.bounce[0]);
+	sc_free(r.bounce[1]);
 	return err ? err : (ssize_t)len;
 }
 

@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The host library's read hit path (seacache/host.h): sc_host_read of
- * blocks already in the host cache, which must cost no system call and at
- * most 2 µs per 4 KiB block, and the host's memory per cached block
- * (target: at most 4 KiB + 128 bytes).  The server is a stub transport
+ * blocks already in the host cache, which must cost no system call, and
+ * the host's memory per cached block (target: at most 4 KiB + 128 bytes).
+ * The hit targets (issue 17): at most 0.4 µs per 4 KiB block with one
+ * block per read, 0.25 µs in 16-block reads, and two threads reading at
+ * least 1.8 times the blocks of one (no lock held across the copy); each
+ * is the median of HIT_ROUNDS rounds, printed with their range.  The server is a stub transport
  * that only fills the cache (HELLO, then READ answered with DATA); the
  * timed reads never reach it.
  */
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,35 +104,99 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Random reads of blocks_per_read cached blocks for about seconds. */
-static double hit_us_per_block(struct sc_host *h, uint32_t per_file,
-			       uint32_t blocks_per_read, double seconds)
+/* One reader: random reads of blocks_per_read cached blocks. */
+struct reader {
+	struct sc_host *h;
+	uint32_t per_file, blocks_per_read;
+	double seconds;
+	uint64_t seed;
+	uint64_t blocks;
+	double elapsed;
+	int err;
+	pthread_t t;
+};
+
+static void *reader_run(void *arg)
 {
-	uint8_t *buf = malloc((size_t)blocks_per_read * BS);
+	struct reader *rd = arg;
+	size_t len = (size_t)rd->blocks_per_read * BS;
+	uint8_t *buf = malloc(len);
 	struct sc_prng r;
-	uint64_t blocks = 0;
-	double t0 = now(), t;
+	double t0 = now();
+	uint32_t i, lbn;
+
+	rd->blocks = 0;
+	rd->err = !buf;
+	sc_prng_seed(&r, rd->seed);
+	while (!rd->err) {
+		for (i = 0; i < 1024 && !rd->err; i++) {
+			lbn = sc_prng_below(&r, rd->per_file -
+					    rd->blocks_per_read);
+			rd->err = sc_host_read(rd->h, sc_prng_below(&r, FILES),
+					       (uint64_t)lbn * BS, buf,
+					       len) != (ssize_t)len;
+			rd->blocks += rd->blocks_per_read;
+		}
+		rd->elapsed = now() - t0;
+		if (rd->elapsed >= rd->seconds)
+			break;
+	}
+	free(buf);
+	return NULL;
+}
+
+/* Blocks per second read by threads readers at once (-1: a read failed). */
+static double hit_blocks_per_s(struct sc_host *h, uint32_t per_file,
+			       uint32_t blocks_per_read, uint32_t threads,
+			       double seconds)
+{
+	struct reader rd[2];
+	double rate = 0;
 	uint32_t i;
 
-	if (!buf)
-		return -1;
-	sc_prng_seed(&r, 5);
-	do {
-		for (i = 0; i < 4096; i++) {
-			uint32_t lbn = sc_prng_below(&r, per_file -
-							 blocks_per_read);
-
-			if (sc_host_read(h, sc_prng_below(&r, FILES),
-					 (uint64_t)lbn * BS, buf,
-					 (size_t)blocks_per_read * BS) < 0)
-				return -1;
-			blocks += blocks_per_read;
+	for (i = 0; i < threads; i++) {
+		rd[i] = (struct reader){ .h = h, .per_file = per_file,
+					 .blocks_per_read = blocks_per_read,
+					 .seconds = seconds, .seed = 5 + i };
+		if (pthread_create(&rd[i].t, NULL, reader_run, &rd[i])) {
+			fprintf(stderr, "host bench: no thread\n");
+			exit(1);
 		}
-		t = now() - t0;
-	} while (t < seconds);
-	free(buf);
-	return t * 1e6 / (double)blocks;
+	}
+	for (i = 0; i < threads; i++) {
+		pthread_join(rd[i].t, NULL);
+		if (rd[i].err)
+			return -1;
+		rate += (double)rd[i].blocks / rd[i].elapsed;
+	}
+	return rate;
 }
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* One figure over the rounds: median, min-max, against its target. */
+static void report(const char *name, const char *unit, double *v,
+		   uint32_t rounds, bool at_most, double target,
+		   const char *what)
+{
+	double med;
+
+	qsort(v, rounds, sizeof(*v), cmp_double);
+	med = rounds % 2 ? v[rounds / 2] :
+			   (v[rounds / 2 - 1] + v[rounds / 2]) / 2;
+	printf("%-19s %9.3f %-8s (%.3f-%.3f over %u rounds; target %s %.2f: %s; %s)\n",
+	       name, med, unit, v[0], v[rounds - 1], rounds,
+	       at_most ? "<=" : ">=", target,
+	       (at_most ? med <= target : med >= target) ? "met" : "MISSED",
+	       what);
+}
+
+#define HIT_ROUNDS 5
 
 /* A host over the stub with every block of files 0..files-1 read once. */
 static struct sc_host *filled_host(struct stub *s, uint32_t cache_blocks,
@@ -174,9 +243,12 @@ void bench_host(double seconds, uint32_t cache_blocks)
 	/* a CSI-Map of 4 addresses per cached content: 4 VMs' clones */
 	uint64_t map4 = (uint64_t)cache_blocks * 240;
 	struct stub s = { .hs = sc_hasher_new() };
+	double one[HIT_ROUNDS], sixteen[HIT_ROUNDS], two[HIT_ROUNDS];
+	double round_s = seconds / 3, r1, r16, r2;
 	struct sc_host *h;
-	double one, sixteen;
+	char what[96];
 	uint64_t calls;
+	uint32_t i;
 
 	if (!s.hs) {
 		fprintf(stderr, "host bench: out of memory\n");
@@ -189,16 +261,31 @@ void bench_host(double seconds, uint32_t cache_blocks)
 
 	h = filled_host(&s, cache_blocks, map4, FILES);
 	calls = s.calls;
-	one = hit_us_per_block(h, cache_blocks, 1, seconds);
-	sixteen = hit_us_per_block(h, cache_blocks, 16, seconds);
-	if (s.calls != calls || one < 0 || sixteen < 0) {
+	for (i = 0; i < HIT_ROUNDS; i++) {
+		r1 = hit_blocks_per_s(h, cache_blocks, 1, 1, round_s);
+		r16 = hit_blocks_per_s(h, cache_blocks, 16, 1, round_s);
+		r2 = hit_blocks_per_s(h, cache_blocks, 1, 2, round_s);
+		if (r1 < 0 || r16 < 0 || r2 < 0) {
+			fprintf(stderr, "host bench: a cached read failed\n");
+			exit(1);
+		}
+		one[i] = 1e6 / r1;
+		sixteen[i] = 1e6 / r16;
+		two[i] = r2 / r1;
+	}
+	if (s.calls != calls) {
 		fprintf(stderr, "host bench: a cached read reached the server\n");
 		exit(1);
 	}
-	printf("host_read_hit_4k    %12.3f us/block  (one block per read, %u clones of %u blocks; target <= 2)\n",
-	       one, FILES, cache_blocks);
-	printf("host_read_hit_64k   %12.3f us/block  (16 blocks per read)\n",
-	       sixteen);
+	snprintf(what, sizeof(what),
+		 "one block per read, %u clones of %u blocks", FILES,
+		 cache_blocks);
+	report("host_read_hit_4k", "us/block", one, HIT_ROUNDS, true, 0.4,
+	       what);
+	report("host_read_hit_64k", "us/block", sixteen, HIT_ROUNDS, true,
+	       0.25, "16 blocks per read");
+	report("host_read_hit_2thr", "x", two, HIT_ROUNDS, false, 1.8,
+	       "two threads' blocks/s over one thread's, one block per read");
 	printf("host_bytes_per_block %10.1f bytes     (with a CSI-Map of 4 addresses per cached block)\n",
 	       bytes_per_block(h, cache_blocks));
 	sc_host_destroy(h);

@@ -11,6 +11,7 @@
 #include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
+#include <linux/prefetch.h>
 #include <linux/printk.h>
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
@@ -140,6 +141,11 @@ static inline void sc_nofs_restore(unsigned int flags)
 static inline void sc_cond_resched(void)
 {
 	cond_resched();
+}
+
+static inline void sc_prefetch(const void *p)
+{
+	prefetch(p);
 }
 
 static inline u64 sc_clock_ms(void)

@@ -62,9 +62,22 @@ struct sc_mutex {
 	pthread_mutex_t m;
 };
 
+/*
+ * Adaptive where glibc has it: a thread that finds the mutex taken spins
+ * a while before it sleeps, as the kernel's mutexes do; the core holds
+ * its mutexes for well under a microsecond on its hot paths, where a
+ * futex sleep and wake-up would cost more than the wait.
+ */
 static inline void sc_mutex_init(struct sc_mutex *m)
 {
-	pthread_mutex_init(&m->m, NULL);
+	pthread_mutexattr_t a;
+
+	pthread_mutexattr_init(&a);
+#ifdef PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
+#endif
+	pthread_mutex_init(&m->m, &a);
+	pthread_mutexattr_destroy(&a);
 }
 
 static inline void sc_mutex_destroy(struct sc_mutex *m)
@@ -173,6 +186,11 @@ static inline void sc_nofs_restore(unsigned int flags)
 /* Threads are preempted here. */
 static inline void sc_cond_resched(void)
 {
+}
+
+static inline void sc_prefetch(const void *p)
+{
+	__builtin_prefetch(p);
 }
 
 static inline uint64_t sc_clock_ms(void)

@@ -57,6 +57,23 @@ struct sc_ccache_stats {
 	uint64_t meta_bytes;	/* memory held beyond block data */
 };
 
+/* Blocks one reader pins at once. */
+#define SC_CCACHE_PINS 32
+
+/*
+ * A reader's pinned blocks.  A pinned block's buffer stays allocated and
+ * unchanged, so the reader copies it out without holding the caller's
+ * lock (two readers copy at once).  A block that leaves the cache while
+ * pinned leaves its buffer to its readers (orphaned): the last to unpin
+ * frees it, and an insert that would have reused it takes a new one.
+ */
+struct sc_ccache_pins {
+	struct sc_ccache_pins *next;	/* the cache's readers */
+	uint32_t n;
+	uint32_t orphaned;		/* bit i: buf[i] left the cache */
+	const void *buf[SC_CCACHE_PINS];
+};
+
 struct sc_ccache {
 	uint32_t block_size;
 	uint32_t capacity;
@@ -68,6 +85,7 @@ struct sc_ccache {
 	uint32_t free_head;	/* free slots, linked through tab.next */
 	struct sc_policy policy;
 	struct sc_ccache_stats st;
+	struct sc_ccache_pins *readers;	/* with blocks pinned */
 	void (*on_evict)(void *ctx, const struct sc_hash *h);
 	void *ctx;
 };
@@ -84,6 +102,15 @@ uint32_t sc_ccache_find(const struct sc_ccache *cc, const struct sc_hash *h);
  * remove or shrink.
  */
 const void *sc_ccache_lookup(struct sc_ccache *cc, const struct sc_hash *h);
+
+/*
+ * sc_ccache_lookup, and the block found is pinned in p (which has room)
+ * until sc_ccache_unpin: the pointer stays valid until then.
+ */
+const void *sc_ccache_lookup_pin(struct sc_ccache *cc, const struct sc_hash *h,
+				 struct sc_ccache_pins *p);
+/* Unpin every block of p, freeing those it was the last to hold. */
+void sc_ccache_unpin(struct sc_ccache *cc, struct sc_ccache_pins *p);
 
 /*
  * Place content h (block_size bytes at data) with sharing count share,

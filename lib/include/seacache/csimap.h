@@ -77,6 +77,13 @@ uint32_t sc_csimap_insert(struct sc_csimap *m, uint64_t file, uint64_t lbn,
  */
 bool sc_csimap_lookup_src(struct sc_csimap *m, uint64_t file, uint64_t lbn,
 			  struct sc_hash *h, enum sc_csi_source *src);
+/*
+ * Lookups of several addresses ahead: stage 0 brings in the index bucket
+ * of (file, lbn); stage 1, once that is in, the entry it leads to.  Hints
+ * only: nothing changes.
+ */
+void sc_csimap_prefetch(const struct sc_csimap *m, uint64_t file,
+			uint64_t lbn, int stage);
 static inline bool sc_csimap_lookup(struct sc_csimap *m, uint64_t file,
 				    uint64_t lbn, struct sc_hash *h)
 {

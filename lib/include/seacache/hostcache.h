@@ -86,6 +86,22 @@ void sc_hostcache_destroy(struct sc_hostcache *hc);
 enum sc_read_result sc_hostcache_read(struct sc_hostcache *hc, uint64_t file,
 				      uint64_t lbn, void *buf,
 				      struct sc_hash *h);
+/*
+ * The hit path of a read of blocks lbn..lbn+n-1 of file (n <=
+ * SC_CCACHE_PINS), under one lock, after unpinning what p held: the
+ * leading address hits are pinned in p (p->n of them), for the caller to
+ * copy out with no lock held; the block after them, if p->n < n, is
+ * looked up as by sc_hostcache_read but not copied, and its result
+ * returned (SC_NEED_HASH, or SC_NEED_DATA with *h); SC_ADDR_HIT when all
+ * n hit.  *sized: whether the file's size is known, then in *size.
+ */
+enum sc_read_result sc_hostcache_read_run(struct sc_hostcache *hc,
+					  uint64_t file, uint64_t lbn,
+					  uint32_t n, struct sc_ccache_pins *p,
+					  struct sc_hash *h, uint64_t *size,
+					  bool *sized);
+/* Unpin what sc_hostcache_read_run pinned in p. */
+void sc_hostcache_unpin(struct sc_hostcache *hc, struct sc_ccache_pins *p);
 /* The server says (file, lbn) holds h: SC_CONTENT_HIT or SC_NEED_DATA. */
 enum sc_read_result sc_hostcache_read_hash(struct sc_hostcache *hc,
 					   uint64_t file, uint64_t lbn,
