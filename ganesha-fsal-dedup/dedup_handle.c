@@ -199,6 +199,29 @@ static int apply_attrs(struct dedup_store *st, uint64_t ino,
 		a.gid = (uint32_t)s->group;
 		m |= DSTORE_SET_GID;
 	}
+	/*
+	 * A new owner or group drops set-user-ID, and set-group-ID where the
+	 * group may execute, as chown(2) does on Linux (and so FSAL_VFS):
+	 * after the mode of the same SETATTR, as FSAL_VFS applies them.
+	 */
+	if ((mask & (ATTR_OWNER | ATTR_GROUP)) && type != DIRECTORY &&
+	    type != SYMBOLIC_LINK) {
+		uint32_t drop;
+
+		if (!(m & DSTORE_SET_MODE)) {
+			struct dstore_attr cur;
+			int rc = dstore_getattr(st->ds, ino, &cur);
+
+			if (rc < 0)
+				return rc;
+			a.mode = cur.mode & 07777;
+		}
+		drop = S_ISUID | ((a.mode & S_IXGRP) ? S_ISGID : 0);
+		if (a.mode & drop) {
+			a.mode &= ~drop;
+			m |= DSTORE_SET_MODE;
+		}
+	}
 	if (mask & ATTRS_SET_TIME) {
 		now(&ts);
 		if (mask & ATTR_ATIME_SERVER) {
@@ -1305,7 +1328,10 @@ static fsal_status_t dedup_fallocate(struct fsal_obj_handle *obj_hdl,
 	status = io_begin(obj_hdl, false, state, FSAL_O_WRITE, &has_lock);
 	if (FSAL_IS_ERROR(status))
 		return status;
-	if (offset + length < offset || offset + length > (uint64_t)INT64_MAX)
+	/* fallocate(2)'s answers: a negative off_t, then too far */
+	if (offset > (uint64_t)INT64_MAX || length > (uint64_t)INT64_MAX)
+		rc = -EINVAL;
+	else if (offset + length > (uint64_t)INT64_MAX)
 		rc = -EFBIG;
 	else if (allocate)
 		rc = extend_to(h, offset + length);

@@ -27,6 +27,9 @@ enum {
 	OP_CLOSE = 4,
 	OP_GETATTR = 9,
 	OP_GETFH = 10,
+	OP_LOCK = 12,
+	OP_LOCKT = 13,
+	OP_LOCKU = 14,
 	OP_LOOKUP = 15,
 	OP_OPEN = 18,
 	OP_OPEN_DOWNGRADE = 21,
@@ -631,6 +634,86 @@ int n4_read(struct n4_client *c, const struct n4_fh *fh,
 	return 0;
 }
 
+/* nfs_lock_type4: READ_LT, WRITE_LT */
+static uint32_t lock_type(bool write)
+{
+	return write ? 2 : 1;
+}
+
+int n4_lock(struct n4_client *c, const struct n4_fh *fh,
+	    const struct n4_stateid *open_sid, const char *owner, bool new_owner,
+	    bool write, uint64_t off, uint64_t len, struct n4_stateid *lock_sid)
+{
+	static const uint32_t ops[] = { OP_PUTFH, OP_LOCK, 0 };
+	struct compound k;
+	int rc;
+
+	begin(c, &k);
+	op_putfh(&k, fh);
+	op(&k, OP_LOCK);
+	put32(&k, lock_type(write));
+	put32(&k, 0);			/* not a reclaim */
+	put64(&k, off);
+	put64(&k, len);
+	put32(&k, new_owner);
+	if (new_owner) {
+		put32(&k, 0);		/* open seqid: unused in v4.1 */
+		put_stateid(&k, open_sid);
+		put32(&k, 0);		/* lock seqid */
+		put64(&k, c->clientid);
+		put_string(&k, owner);
+	} else {
+		put_stateid(&k, lock_sid);
+		put32(&k, 0);
+	}
+	rc = run(&k, ops);
+	if (rc != 0)
+		return rc;
+	get_stateid(&k, lock_sid);
+	return done(&k);
+}
+
+int n4_lockt(struct n4_client *c, const struct n4_fh *fh, const char *owner,
+	     bool write, uint64_t off, uint64_t len)
+{
+	static const uint32_t ops[] = { OP_PUTFH, OP_LOCKT, 0 };
+	struct compound k;
+	int rc;
+
+	begin(c, &k);
+	op_putfh(&k, fh);
+	op(&k, OP_LOCKT);
+	put32(&k, lock_type(write));
+	put64(&k, off);
+	put64(&k, len);
+	put64(&k, c->clientid);
+	put_string(&k, owner);
+	rc = run(&k, ops);
+	return rc ? rc : done(&k);
+}
+
+int n4_locku(struct n4_client *c, const struct n4_fh *fh,
+	     struct n4_stateid *lock_sid, uint64_t off, uint64_t len)
+{
+	static const uint32_t ops[] = { OP_PUTFH, OP_LOCKU, 0 };
+	struct compound k;
+	int rc;
+
+	begin(c, &k);
+	op_putfh(&k, fh);
+	op(&k, OP_LOCKU);
+	put32(&k, lock_type(true));
+	put32(&k, 0);
+	put_stateid(&k, lock_sid);
+	put64(&k, off);
+	put64(&k, len);
+	rc = run(&k, ops);
+	if (rc != 0)
+		return rc;
+	get_stateid(&k, lock_sid);
+	return done(&k);
+}
+
 static int alloc_op(struct n4_client *c, uint32_t opcode,
 		    const struct n4_fh *fh, const struct n4_stateid *sid,
 		    uint64_t off, uint64_t len)
@@ -723,10 +806,14 @@ const char *n4_status_name(int status)
 		{ N4ERR_FBIG, "NFS4ERR_FBIG" },
 		{ N4ERR_NOTSUPP, "NFS4ERR_NOTSUPP" },
 		{ N4ERR_SERVERFAULT, "NFS4ERR_SERVERFAULT" },
+		{ N4ERR_DENIED, "NFS4ERR_DENIED" },
+		{ N4ERR_LOCKED, "NFS4ERR_LOCKED" },
 		{ N4ERR_SHARE_DENIED, "NFS4ERR_SHARE_DENIED" },
 		{ N4ERR_OPENMODE, "NFS4ERR_OPENMODE" },
 		{ N4ERR_BAD_STATEID, "NFS4ERR_BAD_STATEID" },
+		{ N4ERR_LOCKS_HELD, "NFS4ERR_LOCKS_HELD" },
 	};
+	static char other[32];
 	size_t i;
 
 	if (status < 0)
@@ -734,5 +821,6 @@ const char *n4_status_name(int status)
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (names[i].status == status)
 			return names[i].name;
-	return "NFS4ERR_(other)";
+	snprintf(other, sizeof(other), "NFS4ERR_%d", status);
+	return other;
 }

@@ -28,9 +28,12 @@
 #define N4ERR_FBIG 27
 #define N4ERR_NOTSUPP 10004
 #define N4ERR_SERVERFAULT 10006
+#define N4ERR_DENIED 10010
+#define N4ERR_LOCKED 10012
 #define N4ERR_SHARE_DENIED 10015
 #define N4ERR_OPENMODE 10038
 #define N4ERR_BAD_STATEID 10025
+#define N4ERR_LOCKS_HELD 10037
 
 /* OPEN4_SHARE_ACCESS_* and OPEN4_SHARE_DENY_* */
 #define N4_ACCESS_READ 1u
@@ -90,6 +93,20 @@ int n4_write(struct n4_client *c, const struct n4_fh *fh,
 int n4_read(struct n4_client *c, const struct n4_fh *fh,
 	    const struct n4_stateid *sid, uint64_t off, void *buf,
 	    uint32_t len, uint32_t *got);
+
+/*
+ * Byte-range locks (WRITE or READ) of LEN bytes at OFF.  LOCK: a first
+ * lock of lock owner OWNER (*lock_sid unset, NEW_OWNER) comes from the
+ * open OPEN_SID; a later one (!NEW_OWNER) from *lock_sid, which it
+ * updates.  N4ERR_DENIED when another owner holds a conflicting lock.
+ */
+int n4_lock(struct n4_client *c, const struct n4_fh *fh,
+	    const struct n4_stateid *open_sid, const char *owner, bool new_owner,
+	    bool write, uint64_t off, uint64_t len, struct n4_stateid *lock_sid);
+int n4_lockt(struct n4_client *c, const struct n4_fh *fh, const char *owner,
+	     bool write, uint64_t off, uint64_t len);
+int n4_locku(struct n4_client *c, const struct n4_fh *fh,
+	     struct n4_stateid *lock_sid, uint64_t off, uint64_t len);
 
 /* NFSv4.2 (minor version 2) */
 int n4_allocate(struct n4_client *c, const struct n4_fh *fh,
