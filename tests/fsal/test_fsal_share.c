@@ -286,6 +286,14 @@ static void test_downgrade(void **state)
 	do_open(1, N4_ACCESS_WRITE, N4_DENY_NONE);	/* still denied */
 	close_all();
 	expect_no_share_left();
+
+	/* Ganesha checks a downgrade against the owner's own share too */
+	new_file("downgrade-self");
+	do_open(0, N4_ACCESS_READ, N4_DENY_READ);
+	do_downgrade(0, N4_ACCESS_READ, N4_DENY_READ);	/* SERVERFAULT */
+	do_open(0, N4_ACCESS_READ, N4_DENY_NONE);	/* SHARE_DENIED */
+	close_all();
+	expect_no_share_left();
 }
 
 /* Random opens, closes and downgrades of three owners, against the model. */
