@@ -14,7 +14,6 @@ link_port=13050	# the box link: the server box listens, the host box connects
 export DEBIAN_FRONTEND=noninteractive
 
 install_debs() {
-	apt-get update -q
 	# shellcheck disable=SC2046 # one word per package file
 	apt-get install -y -q --no-install-recommends "$@" $(ls "$debs"/*.deb)
 }
@@ -32,6 +31,7 @@ Wants=network-online.target
 [Service]
 ExecStart=$*
 Restart=on-failure
+RestartSec=2
 
 [Install]
 WantedBy=multi-user.target
@@ -43,6 +43,7 @@ EOF
 
 role=$1
 shift
+apt-get update -q
 case "$role" in
 server)
 	install_debs
@@ -80,7 +81,6 @@ host)
 	# DKMS builds seacache.ko for the running kernel if its headers are
 	# still in the archive (an older box's may not be)
 	headers=linux-headers-$(uname -r)
-	apt-get update -q
 	apt-cache show "$headers" >/dev/null 2>&1 || headers=""
 	install_debs $headers
 	mode=user
