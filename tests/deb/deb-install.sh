@@ -62,7 +62,7 @@ fi
 # --- inside the namespaces -----------------------------------------------------
 build=$2 work=$3 vfs_dir=$4
 kver=$("$top/scripts/kernel-version")
-ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$top/client-module/dkms.conf")
+ver=$(dpkg-deb -f "$(grep '/seacache-dkms_' "$work/debs")" Version)
 s=$work/scratch
 mkdir -p "$s"
 mount -t tmpfs -o size=4g,mode=0755 scratch "$s"
@@ -77,13 +77,14 @@ mount -t tmpfs tmpfs "$root/run"
 mkdir "$root/tmp/deb"
 mount --bind "$work/deb" "$root/tmp/deb"
 
-in_root() {
-	chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
+# A command in the scratch root; in_root_exec in the background: $! is then
+# the command's pid
+in_root_exec() {
+	exec chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
 		HOME=/root LC_ALL=C "$@"
 }
-# the same in the background: $! is then the command's pid
-in_root_exec() {
-	exec chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C "$@"
+in_root() {
+	(in_root_exec "$@")
 }
 
 # What differs from the machine's root: every entry of the upper layer, but
