@@ -26,7 +26,7 @@ help:
 	@echo "make test-fsal    FSAL tests only (ganesha.nfsd in private namespaces, libnfs client)"
 	@echo "make bench        speed and memory of the core, the CSI codec and transport, the dedup"
 	@echo "                  store (dstore-bench), NFS over FSAL_VFS vs FSAL_DEDUP and the CSI"
-	@echo "                  service's READ targets (csi-service-bench), the simulator's replay speed"
+	@echo "                  service's READ targets (csi-service-bench), the simulator's trace replay beside libCacheSim's"
 	@echo "                  and seacache.ko against plain NFS in a guest (bench-kernel)"
 	@echo "make bench-fsal   NFS over FSAL_VFS vs FSAL_DEDUP only (scripts/fsal-bench)"
 	@echo "make bench-kernel seacache.ko against the plain NFS mount in a QEMU guest, as ratios"
@@ -94,7 +94,7 @@ lab: build
 
 bench: build
 	scripts/bench $(BUILD)
-	$(BUILD)/tools/sim/seacache-sim bench
+	tools/sim/sim-bench $(BUILD)
 	$(BUILD)/tools/bench/dstore-bench
 	scripts/fsal-bench --build $(BUILD)
 	$(BUILD)/tools/bench/csi-service-bench

@@ -32,7 +32,7 @@ bool sim_bin_open(struct sim_trace *t, uint64_t size)
 		snprintf(t->err, sizeof(t->err), "binary trace shorter than its header");
 		return false;
 	}
-	m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, t->fd, 0);
+	m = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, t->fd, 0);
 	if (m == MAP_FAILED) {
 		snprintf(t->err, sizeof(t->err), "mmap: %s", strerror(errno));
 		return false;
