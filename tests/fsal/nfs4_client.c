@@ -72,6 +72,7 @@ struct compound {
 	struct sc_xdr x;
 	uint32_t nops;
 	size_t nops_pos;
+	uint32_t on_op;			/* begin_on()'s operation */
 };
 
 static void put32(struct compound *k, uint32_t v)
@@ -315,6 +316,24 @@ static void op_putfh(struct compound *k, const struct n4_fh *fh)
 	put_opaque(k, fh->val, fh->len);
 }
 
+/* A compound of PUTFH FH, then OPCODE, whose arguments the caller adds. */
+static void begin_on(struct n4_client *c, struct compound *k,
+		     const struct n4_fh *fh, uint32_t opcode)
+{
+	begin(c, k);
+	op_putfh(k, fh);
+	op(k, opcode);
+	k->on_op = opcode;
+}
+
+/* Sends a begin_on() compound: 0 with the results of its OPCODE next. */
+static int run_on(struct compound *k)
+{
+	const uint32_t ops[] = { OP_PUTFH, k->on_op, 0 };
+
+	return run(k, ops);
+}
+
 static int get_fh(struct compound *k, struct n4_fh *fh)
 {
 	const uint8_t *p;
@@ -498,14 +517,11 @@ int n4_open(struct n4_client *c, const struct n4_fh *dir, const char *name,
 	    const char *owner, uint32_t access, uint32_t deny, bool create,
 	    struct n4_stateid *sid, struct n4_fh *fh)
 {
-	static const uint32_t ops[] = { OP_PUTFH, OP_OPEN, 0 };
 	struct compound k;
 	uint32_t n;
 	int rc;
 
-	begin(c, &k);
-	op_putfh(&k, dir);
-	op(&k, OP_OPEN);
+	begin_on(c, &k, dir, OP_OPEN);
 	put32(&k, 0);			/* seqid: unused in v4.1 */
 	put32(&k, access);
 	put32(&k, deny);
@@ -525,7 +541,7 @@ int n4_open(struct n4_client *c, const struct n4_fh *dir, const char *name,
 	put32(&k, 0);			/* CLAIM_NULL */
 	put_string(&k, name);
 	op(&k, OP_GETFH);
-	rc = run(&k, ops);
+	rc = run_on(&k);
 	if (rc != 0)
 		return rc;
 	get_stateid(&k, sid);
@@ -541,16 +557,13 @@ int n4_open(struct n4_client *c, const struct n4_fh *dir, const char *name,
 int n4_close(struct n4_client *c, const struct n4_fh *fh,
 	     struct n4_stateid *sid)
 {
-	static const uint32_t ops[] = { OP_PUTFH, OP_CLOSE, 0 };
 	struct compound k;
 	int rc;
 
-	begin(c, &k);
-	op_putfh(&k, fh);
-	op(&k, OP_CLOSE);
+	begin_on(c, &k, fh, OP_CLOSE);
 	put32(&k, 0);
 	put_stateid(&k, sid);
-	rc = run(&k, ops);
+	rc = run_on(&k);
 	if (rc != 0)
 		return rc;
 	get_stateid(&k, sid);
@@ -560,18 +573,15 @@ int n4_close(struct n4_client *c, const struct n4_fh *fh,
 int n4_open_downgrade(struct n4_client *c, const struct n4_fh *fh,
 		      struct n4_stateid *sid, uint32_t access, uint32_t deny)
 {
-	static const uint32_t ops[] = { OP_PUTFH, OP_OPEN_DOWNGRADE, 0 };
 	struct compound k;
 	int rc;
 
-	begin(c, &k);
-	op_putfh(&k, fh);
-	op(&k, OP_OPEN_DOWNGRADE);
+	begin_on(c, &k, fh, OP_OPEN_DOWNGRADE);
 	put_stateid(&k, sid);
 	put32(&k, 0);
 	put32(&k, access);
 	put32(&k, deny);
-	rc = run(&k, ops);
+	rc = run_on(&k);
 	if (rc != 0)
 		return rc;
 	get_stateid(&k, sid);
@@ -582,19 +592,16 @@ int n4_write(struct n4_client *c, const struct n4_fh *fh,
 	     const struct n4_stateid *sid, uint64_t off, const void *buf,
 	     uint32_t len, bool stable)
 {
-	static const uint32_t ops[] = { OP_PUTFH, OP_WRITE, 0 };
 	struct compound k;
 	uint32_t count;
 	int rc;
 
-	begin(c, &k);
-	op_putfh(&k, fh);
-	op(&k, OP_WRITE);
+	begin_on(c, &k, fh, OP_WRITE);
 	put_stateid(&k, sid);
 	put64(&k, off);
 	put32(&k, stable ? 2 : 0);	/* FILE_SYNC4, UNSTABLE4 */
 	put_opaque(&k, buf, len);
-	rc = run(&k, ops);
+	rc = run_on(&k);
 	if (rc != 0)
 		return rc;
 	count = get32(&k);
@@ -609,19 +616,16 @@ int n4_read(struct n4_client *c, const struct n4_fh *fh,
 	    const struct n4_stateid *sid, uint64_t off, void *buf,
 	    uint32_t len, uint32_t *got)
 {
-	static const uint32_t ops[] = { OP_PUTFH, OP_READ, 0 };
 	struct compound k;
 	const uint8_t *p;
 	uint32_t n;
 	int rc;
 
-	begin(c, &k);
-	op_putfh(&k, fh);
-	op(&k, OP_READ);
+	begin_on(c, &k, fh, OP_READ);
 	put_stateid(&k, sid);
 	put64(&k, off);
 	put32(&k, len);
-	rc = run(&k, ops);
+	rc = run_on(&k);
 	if (rc != 0)
 		return rc;
 	(void)get32(&k);		/* eof */
@@ -644,13 +648,10 @@ int n4_lock(struct n4_client *c, const struct n4_fh *fh,
 	    const struct n4_stateid *open_sid, const char *owner, bool new_owner,
 	    bool write, uint64_t off, uint64_t len, struct n4_stateid *lock_sid)
 {
-	static const uint32_t ops[] = { OP_PUTFH, OP_LOCK, 0 };
 	struct compound k;
 	int rc;
 
-	begin(c, &k);
-	op_putfh(&k, fh);
-	op(&k, OP_LOCK);
+	begin_on(c, &k, fh, OP_LOCK);
 	put32(&k, lock_type(write));
 	put32(&k, 0);			/* not a reclaim */
 	put64(&k, off);
@@ -666,7 +667,7 @@ int n4_lock(struct n4_client *c, const struct n4_fh *fh,
 		put_stateid(&k, lock_sid);
 		put32(&k, 0);
 	}
-	rc = run(&k, ops);
+	rc = run_on(&k);
 	if (rc != 0)
 		return rc;
 	get_stateid(&k, lock_sid);
@@ -676,38 +677,32 @@ int n4_lock(struct n4_client *c, const struct n4_fh *fh,
 int n4_lockt(struct n4_client *c, const struct n4_fh *fh, const char *owner,
 	     bool write, uint64_t off, uint64_t len)
 {
-	static const uint32_t ops[] = { OP_PUTFH, OP_LOCKT, 0 };
 	struct compound k;
 	int rc;
 
-	begin(c, &k);
-	op_putfh(&k, fh);
-	op(&k, OP_LOCKT);
+	begin_on(c, &k, fh, OP_LOCKT);
 	put32(&k, lock_type(write));
 	put64(&k, off);
 	put64(&k, len);
 	put64(&k, c->clientid);
 	put_string(&k, owner);
-	rc = run(&k, ops);
+	rc = run_on(&k);
 	return rc ? rc : done(&k);
 }
 
 int n4_locku(struct n4_client *c, const struct n4_fh *fh,
 	     struct n4_stateid *lock_sid, uint64_t off, uint64_t len)
 {
-	static const uint32_t ops[] = { OP_PUTFH, OP_LOCKU, 0 };
 	struct compound k;
 	int rc;
 
-	begin(c, &k);
-	op_putfh(&k, fh);
-	op(&k, OP_LOCKU);
+	begin_on(c, &k, fh, OP_LOCKU);
 	put32(&k, lock_type(true));
 	put32(&k, 0);
 	put_stateid(&k, lock_sid);
 	put64(&k, off);
 	put64(&k, len);
-	rc = run(&k, ops);
+	rc = run_on(&k);
 	if (rc != 0)
 		return rc;
 	get_stateid(&k, lock_sid);
@@ -718,17 +713,14 @@ static int alloc_op(struct n4_client *c, uint32_t opcode,
 		    const struct n4_fh *fh, const struct n4_stateid *sid,
 		    uint64_t off, uint64_t len)
 {
-	const uint32_t ops[] = { OP_PUTFH, opcode, 0 };
 	struct compound k;
 	int rc;
 
-	begin(c, &k);
-	op_putfh(&k, fh);
-	op(&k, opcode);
+	begin_on(c, &k, fh, opcode);
 	put_stateid(&k, sid);
 	put64(&k, off);
 	put64(&k, len);
-	rc = run(&k, ops);
+	rc = run_on(&k);
 	return rc ? rc : done(&k);
 }
 
@@ -748,17 +740,14 @@ int n4_seek(struct n4_client *c, const struct n4_fh *fh,
 	    const struct n4_stateid *sid, uint64_t off, uint32_t what,
 	    bool *eof, uint64_t *found)
 {
-	static const uint32_t ops[] = { OP_PUTFH, OP_SEEK, 0 };
 	struct compound k;
 	int rc;
 
-	begin(c, &k);
-	op_putfh(&k, fh);
-	op(&k, OP_SEEK);
+	begin_on(c, &k, fh, OP_SEEK);
 	put_stateid(&k, sid);
 	put64(&k, off);
 	put32(&k, what);
-	rc = run(&k, ops);
+	rc = run_on(&k);
 	if (rc != 0)
 		return rc;
 	*eof = get32(&k) != 0;
@@ -768,17 +757,14 @@ int n4_seek(struct n4_client *c, const struct n4_fh *fh,
 
 int n4_size(struct n4_client *c, const struct n4_fh *fh, uint64_t *size)
 {
-	static const uint32_t ops[] = { OP_PUTFH, OP_GETATTR, 0 };
 	struct compound k;
 	uint32_t n, len;
 	int rc;
 
-	begin(c, &k);
-	op_putfh(&k, fh);
-	op(&k, OP_GETATTR);
+	begin_on(c, &k, fh, OP_GETATTR);
 	put32(&k, 1);
 	put32(&k, 1u << FATTR4_SIZE);
-	rc = run(&k, ops);
+	rc = run_on(&k);
 	if (rc != 0)
 		return rc;
 	n = get32(&k);			/* bitmap words: only SIZE is set */

@@ -41,7 +41,8 @@ bool nh_is_dedup(void)
 	return strcmp(nh_env("GANESHA_FSAL"), "dedup") == 0;
 }
 
-struct nfs_context *nh_try_mount(int version, bool autoreconnect)
+/* uid < 0: as root, the client's default. */
+static struct nfs_context *mount_as(int version, bool autoreconnect, int uid, int gid)
 {
 	char url[1024];
 	struct nfs_context *nfs;
@@ -62,6 +63,15 @@ struct nfs_context *nh_try_mount(int version, bool autoreconnect)
 	}
 	nfs_set_autoreconnect(nfs, autoreconnect ? -1 : 0);
 	nfs_set_dircache(nfs, 0);
+	if (uid >= 0) {
+		char name[64];
+
+		nfs_set_uid(nfs, uid);
+		nfs_set_gid(nfs, gid);
+		/* an NFSv4 client of its own, not the root context's again */
+		snprintf(name, sizeof(name), "nfs-harness-%d-uid%d", (int)getpid(), uid);
+		nfs4_set_client_name(nfs, name);
+	}
 	if (nfs_mount(nfs, u->server, u->path) != 0) {
 		fprintf(stderr, "nfs-harness: mount %s (v%d) failed: %s\n", url, version,
 			nfs_get_error(nfs));
@@ -70,6 +80,20 @@ struct nfs_context *nh_try_mount(int version, bool autoreconnect)
 		return NULL;
 	}
 	nfs_destroy_url(u);
+	return nfs;
+}
+
+struct nfs_context *nh_try_mount(int version, bool autoreconnect)
+{
+	return mount_as(version, autoreconnect, -1, -1);
+}
+
+struct nfs_context *nh_mount_user(int version, int uid, int gid)
+{
+	struct nfs_context *nfs = mount_as(version, false, uid, gid);
+
+	if (!nfs)
+		exit(1);
 	return nfs;
 }
 
