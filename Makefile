@@ -14,8 +14,9 @@ FUZZ_SECONDS ?= 600
 all: build
 
 help:
-	@echo "make lab          run the main job: boot and virus-scan storms from 2 hosts x 4 VMs against"
-	@echo "                  ganesha.nfsd with FSAL_DEDUP on loopback, Baseline (NFS) vs SeaCache"
+	@echo "make lab          run the main job: boot, virus-scan and patch storms from 2 hosts x 4 VMs against"
+	@echo "                  ganesha.nfsd with FSAL_DEDUP on loopback: Baseline (NFS), the dedup boxes,"
+	@echo "                  SeaCache; a report with charts in lab-results/<time>/"
 	@echo "make test         all tests: unit (plain and ASan+UBSan), a short fuzz run, kernel (QEMU guest),"
 	@echo "                  FSAL (a real ganesha.nfsd with FSAL_VFS and FSAL_DEDUP)"
 	@echo "make test-unit    unit tests only (plain and ASan+UBSan)"
