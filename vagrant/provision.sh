@@ -82,6 +82,7 @@ host)
 	# still in the archive (an older box's may not be)
 	headers=linux-headers-$(uname -r)
 	apt-cache show "$headers" >/dev/null 2>&1 || headers=""
+	# shellcheck disable=SC2086 # no package or one
 	install_debs $headers
 	mode=user
 	if modprobe seacache 2>/dev/null; then

@@ -124,6 +124,7 @@ in_root apt-get install -y -q --no-install-recommends $debs >"$work/apt.log" 2>&
 	{ cat "$work/apt.log" >&2; fail "apt-get install of the packages failed (no network: a dependency missing here?)"; }
 grep -E 'Building for|skipped|Building initial|Done' "$work/apt.log" | sed 's/^/postinst: /' || true
 for p in seacache-server seacache-host seacache-dkms seacachectl seacache-dedupbox; do
+	# shellcheck disable=SC2016 # dpkg-query's format
 	in_root dpkg-query -W -f='${Status}' "$p" | grep -q 'install ok installed' || fail "$p is not installed"
 done
 echo "ok: apt-get install of the five packages, offline"
