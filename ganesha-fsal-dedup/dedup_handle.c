@@ -170,7 +170,8 @@ static fsal_status_t check_sticky(struct dedup_store *st, uint64_t dir,
  * Attribute changes
  */
 
-/* Applies the attributes of s selected by mask; out gets the result. */
+/* Applies the attributes of s selected by mask (s may be NULL when mask
+ * holds only times set to the server's); out gets the result. */
 static int apply_attrs(struct dedup_store *st, uint64_t ino,
 		       object_file_type_t type, const struct fsal_attrlist *s,
 		       attrmask_t mask, struct dstore_attr *out)
@@ -1337,6 +1338,10 @@ static fsal_status_t dedup_fallocate(struct fsal_obj_handle *obj_hdl,
 		rc = extend_to(h, offset + length);
 	else
 		rc = punch_hole(h, offset, length);
+	/* mtime and ctime move, whatever changed (as fallocate(2) on Linux) */
+	if (rc == 0)
+		rc = apply_attrs(h->store, h->ino, obj_hdl->type, NULL,
+				 ATTR_MTIME_SERVER, NULL);
 	if (has_lock)
 		PTHREAD_RWLOCK_unlock(&obj_hdl->obj_lock);
 	return dedup_status_obj(rc);

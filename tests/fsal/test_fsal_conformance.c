@@ -691,6 +691,7 @@ static void say_seek(const char *what, struct n4_fh *fh, struct n4_stateid *sid,
 static void v42(void)
 {
 	static uint8_t data[4096];
+	struct times t;
 	struct n4_stateid sid;
 	struct n4_fh fh;
 	uint64_t size = 0;
@@ -710,6 +711,27 @@ static void v42(void)
 	say_seek("seek-data-after-punch", &fh, &sid, 0, N4_CONTENT_DATA);
 	say_seek("seek-past-end", &fh, &sid, size, N4_CONTENT_HOLE);
 	say4("allocate-overflow", n4_allocate(c, &fh, &sid, UINT64_MAX - 10, 100));
+
+	/* which times ALLOCATE and DEALLOCATE change (seen over NFSv3) */
+	nfs = nh_mount(3);
+	say4("write-data", n4_write(c, &fh, &sid, 8192, data, sizeof(data), true));
+	t = before("/conformance-v4/al");
+	say4("deallocate-data", n4_deallocate(c, &fh, &sid, 8192, 4096));
+	say_changed("deallocate-data", "/conformance-v4/al", t);
+	t = before("/conformance-v4/al");
+	say4("deallocate-hole", n4_deallocate(c, &fh, &sid, 20480, 4096));
+	say_changed("deallocate-hole", "/conformance-v4/al", t);
+	t = before("/conformance-v4/al");
+	say4("deallocate-past-end", n4_deallocate(c, &fh, &sid, 65536, 4096));
+	say_changed("deallocate-past-end", "/conformance-v4/al", t);
+	t = before("/conformance-v4/al");
+	say4("allocate-within", n4_allocate(c, &fh, &sid, 0, 4096));
+	say_changed("allocate-within", "/conformance-v4/al", t);
+	t = before("/conformance-v4/al");
+	say4("allocate-extend", n4_allocate(c, &fh, &sid, 32768, 4096));
+	say_changed("allocate-extend", "/conformance-v4/al", t);
+	nh_umount(nfs);
+	nfs = NULL;
 	say4("close", n4_close(c, &fh, &sid));
 
 	/* zeros written are data on ext4, a hole in the dedup store */
