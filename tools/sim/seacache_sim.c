@@ -64,7 +64,7 @@ static void usage(FILE *f)
 
 	fprintf(f,
 		"usage: seacache-sim [OPTIONS] TRACE        replay a trace, one CSV row per run\n"
-		"       seacache-sim bench [--requests N]   replay speed and metadata bytes\n"
+		"       seacache-sim bench [--requests N]   policy-only speed (no trace), metadata bytes\n"
 		"\n"
 		"Every LIST option (comma-separated) is swept: each combination replays the\n"
 		"trace from its start.  --config FILE reads 'key = value' lines with these\n"
@@ -565,8 +565,12 @@ static uint64_t distinct_blocks(const struct opts *o, uint32_t bs, uint32_t vms)
 static void id_hints(const struct opts *o, uint32_t bs, uint32_t *addrs,
 		     uint32_t *contents)
 {
-	struct sim_trace *t = open_trace(o, bs);
+	struct sim_trace *t;
 
+	*addrs = *contents = 0;
+	if (!strcmp(o->trace, "-"))	/* standard input is read once */
+		return;
+	t = open_trace(o, bs);
 	if (!sim_trace_ids(t, addrs, contents))
 		*addrs = *contents = 0;
 	sim_trace_close(t);

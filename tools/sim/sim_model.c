@@ -157,16 +157,27 @@ static uint64_t pair_key(uint32_t a, uint32_t c)
 
 /* ---- tables ---- */
 
+/* Raise *cap (doubling) to hold ids below n; false: it did already. */
+static bool room(uint32_t *cap, uint32_t n)
+{
+	uint32_t c = *cap ? *cap : 1024;
+
+	if (n <= *cap)
+		return false;
+	while (c < n)
+		c = c * 2 > c ? c * 2 : n;
+	*cap = c;
+	return true;
+}
+
 /* Room for address ids below n, in the tables this mode uses. */
 static void addr_room(struct sim *s, uint32_t n)
 {
-	uint32_t old = s->acap, cap = old ? old : 1024;
+	uint32_t old = s->acap, cap;
 
-	if (n <= old)
+	if (!room(&s->acap, n))
 		return;
-	while (cap < n)
-		cap = cap * 2 > cap ? cap * 2 : n;
-	s->acap = cap;
+	cap = s->acap;
 	s->aseen = grow(s->aseen, 1, (old + 7) / 8, (cap + 7) / 8, 0);
 	if (s->fast) {
 		s->fast->slot = grow(s->fast->slot, 4, old, cap, 0xff);
@@ -187,13 +198,11 @@ static void addr_room(struct sim *s, uint32_t n)
 
 static void content_room(struct sim *s, uint32_t n)
 {
-	uint32_t old = s->ccap, cap = old ? old : 1024;
+	uint32_t old = s->ccap, cap;
 
-	if (n <= old)
+	if (!room(&s->ccap, n))
 		return;
-	while (cap < n)
-		cap = cap * 2 > cap ? cap * 2 : n;
-	s->ccap = cap;
+	cap = s->ccap;
 	s->cshare = grow(s->cshare, 4, old, cap, 0);
 	if (!s->system)
 		return;
@@ -1089,8 +1098,12 @@ bool sim_feed(struct sim *s, const struct sim_req *r)
 	}
 	if (!s->r.requests && !r->content && s->one.ops == &sc_dcache_content) {
 		/* A trace without fingerprints: the fast path is exact. */
+		const char *spec = s->p.policy;
+
+		if (!strncmp(spec, "content:", 8))
+			spec += 8;
 		sc_dcache_destroy(&s->one);
-		s->fast = fast_new(s->p.policy, s->p.host_cache.blocks, s->acap);
+		s->fast = fast_new(spec, s->p.host_cache.blocks, s->acap);
 		free(s->acont);
 		s->acont = NULL;
 	}
