@@ -517,6 +517,27 @@ int n4_open(struct n4_client *c, const struct n4_fh *dir, const char *name,
 	    const char *owner, uint32_t access, uint32_t deny, bool create,
 	    struct n4_stateid *sid, struct n4_fh *fh)
 {
+	return n4_open_how(c, dir, name, owner, access, deny,
+			   create ? N4_UNCHECKED : N4_NOCREATE, NULL, sid, fh);
+}
+
+/* fattr4 of the mode 0644 only. */
+static void put_mode_attr(struct compound *k)
+{
+	uint8_t mode[4];
+
+	put32(k, 2);			/* bitmap: two words, mode in the second */
+	put32(k, 0);
+	put32(k, 1u << (FATTR4_MODE - 32));
+	sc_put_be32(mode, 0644);
+	put_opaque(k, mode, sizeof(mode));
+}
+
+int n4_open_how(struct n4_client *c, const struct n4_fh *dir, const char *name,
+		const char *owner, uint32_t access, uint32_t deny,
+		enum n4_create how, const uint8_t *verifier,
+		struct n4_stateid *sid, struct n4_fh *fh)
+{
 	struct compound k;
 	uint32_t n;
 	int rc;
@@ -527,16 +548,20 @@ int n4_open(struct n4_client *c, const struct n4_fh *dir, const char *name,
 	put32(&k, deny);
 	put64(&k, c->clientid);
 	put_string(&k, owner);
-	put32(&k, create ? 1 : 0);	/* OPEN4_CREATE / OPEN4_NOCREATE */
-	if (create) {
-		uint8_t mode[4];
-
-		put32(&k, 0);		/* UNCHECKED4 */
-		put32(&k, 2);		/* bitmap: two words, mode in the second */
-		put32(&k, 0);
-		put32(&k, 1u << (FATTR4_MODE - 32));
-		sc_put_be32(mode, 0644);
-		put_opaque(&k, mode, sizeof(mode));
+	put32(&k, how != N4_NOCREATE);	/* OPEN4_CREATE / OPEN4_NOCREATE */
+	switch (how) {
+	case N4_NOCREATE:
+		break;
+	case N4_UNCHECKED:
+	case N4_GUARDED:
+		put32(&k, how == N4_UNCHECKED ? 0 : 1);
+		put_mode_attr(&k);
+		break;
+	case N4_EXCLUSIVE41:
+		put32(&k, 3);		/* EXCLUSIVE4_1: verifier, attributes */
+		sc_xdr_fixed(&k.x, (void *)verifier, 8);
+		put_mode_attr(&k);
+		break;
 	}
 	put32(&k, 0);			/* CLAIM_NULL */
 	put_string(&k, name);
@@ -788,6 +813,7 @@ const char *n4_status_name(int status)
 		{ N4ERR_NXIO, "NFS4ERR_NXIO" },
 		{ N4ERR_ACCESS, "NFS4ERR_ACCESS" },
 		{ N4ERR_EXIST, "NFS4ERR_EXIST" },
+		{ N4ERR_ISDIR, "NFS4ERR_ISDIR" },
 		{ N4ERR_INVAL, "NFS4ERR_INVAL" },
 		{ N4ERR_FBIG, "NFS4ERR_FBIG" },
 		{ N4ERR_NOTSUPP, "NFS4ERR_NOTSUPP" },
@@ -797,6 +823,7 @@ const char *n4_status_name(int status)
 		{ N4ERR_SHARE_DENIED, "NFS4ERR_SHARE_DENIED" },
 		{ N4ERR_OPENMODE, "NFS4ERR_OPENMODE" },
 		{ N4ERR_BAD_STATEID, "NFS4ERR_BAD_STATEID" },
+		{ N4ERR_SYMLINK, "NFS4ERR_SYMLINK" },
 		{ N4ERR_LOCKS_HELD, "NFS4ERR_LOCKS_HELD" },
 	};
 	static char other[32];

@@ -24,6 +24,7 @@
 #define N4ERR_NXIO 6
 #define N4ERR_ACCESS 13
 #define N4ERR_EXIST 17
+#define N4ERR_ISDIR 21
 #define N4ERR_INVAL 22
 #define N4ERR_FBIG 27
 #define N4ERR_NOTSUPP 10004
@@ -33,6 +34,7 @@
 #define N4ERR_SHARE_DENIED 10015
 #define N4ERR_OPENMODE 10038
 #define N4ERR_BAD_STATEID 10025
+#define N4ERR_SYMLINK 10029
 #define N4ERR_LOCKS_HELD 10037
 
 /* OPEN4_SHARE_ACCESS_* and OPEN4_SHARE_DENY_* */
@@ -80,6 +82,12 @@ int n4_lookup(struct n4_client *c, const char *path, struct n4_fh *fh);
 int n4_open(struct n4_client *c, const struct n4_fh *dir, const char *name,
 	    const char *owner, uint32_t access, uint32_t deny, bool create,
 	    struct n4_stateid *sid, struct n4_fh *fh);
+/* OPEN with a choice of creation: EXCLUSIVE41 takes an 8-byte VERIFIER. */
+enum n4_create { N4_NOCREATE, N4_UNCHECKED, N4_GUARDED, N4_EXCLUSIVE41 };
+int n4_open_how(struct n4_client *c, const struct n4_fh *dir, const char *name,
+		const char *owner, uint32_t access, uint32_t deny,
+		enum n4_create how, const uint8_t *verifier,
+		struct n4_stateid *sid, struct n4_fh *fh);
 int n4_close(struct n4_client *c, const struct n4_fh *fh,
 	     struct n4_stateid *sid);
 int n4_open_downgrade(struct n4_client *c, const struct n4_fh *fh,

@@ -130,10 +130,10 @@ static const char *type_name(uint64_t mode)
 }
 
 /* What a stat says that both back ends are expected to agree on. */
-static void say_stat(const char *what, const char *path, bool follow)
+static void stat_of(struct nfs_context *ctx, const char *what, const char *path, bool follow)
 {
 	struct nfs_stat_64 st;
-	int rc = follow ? nfs_stat64(nfs, path, &st) : nfs_lstat64(nfs, path, &st);
+	int rc = follow ? nfs_stat64(ctx, path, &st) : nfs_lstat64(ctx, path, &st);
 
 	if (rc < 0) {
 		say(what, "%s", ename(rc));
@@ -142,6 +142,16 @@ static void say_stat(const char *what, const char *path, bool follow)
 	say(what, "%s mode %04" PRIo64 " nlink %" PRIu64 " uid %" PRIu64 " gid %" PRIu64
 		  " size %" PRIu64, type_name(st.nfs_mode), st.nfs_mode & 07777, st.nfs_nlink,
 	    st.nfs_uid, st.nfs_gid, (st.nfs_mode & S_IFMT) == S_IFDIR ? 0 : st.nfs_size);
+}
+
+static void say_stat(const char *what, const char *path, bool follow)
+{
+	stat_of(nfs, what, path, follow);
+}
+
+static void say_stat_ctx(struct nfs_context *ctx, const char *what, const char *path)
+{
+	stat_of(ctx, what, path, true);
 }
 
 static int put_file(const char *name, const char *content)
@@ -606,6 +616,53 @@ static void say4(const char *what, int status)
 	say(what, "%s", status < 0 ? "client error" : n4_status_name(status));
 }
 
+/* OPEN's ways of creating, and what it refuses to open. */
+static void opens(void)
+{
+	static const uint8_t verf[8] = "verifier", other[8] = "another!";
+	struct nfs_context *v3 = nh_mount(3);
+	struct n4_stateid sid;
+	struct n4_fh fh;
+	uint64_t size = 0;
+
+	snprintf(scen, sizeof(scen), "open");
+	say("mkdir", "%s", ename(nfs_mkdir(v3, "/conformance-v4/od")));
+	say("symlink", "%s", ename(nfs_symlink(v3, "od", "/conformance-v4/ol")));
+	say4("open-dir", n4_open_how(c, &n4dir, "od", "o", N4_ACCESS_READ, N4_DENY_NONE,
+				N4_NOCREATE, NULL, &sid, &fh));
+	say4("open-symlink", n4_open_how(c, &n4dir, "ol", "o", N4_ACCESS_READ, N4_DENY_NONE,
+				    N4_NOCREATE, NULL, &sid, &fh));
+	say4("open-missing", n4_open_how(c, &n4dir, "om", "o", N4_ACCESS_READ, N4_DENY_NONE,
+				    N4_NOCREATE, NULL, &sid, &fh));
+	say4("create-over-dir", n4_open_how(c, &n4dir, "od", "o", N4_ACCESS_BOTH,
+					    N4_DENY_NONE, N4_UNCHECKED, NULL, &sid, &fh));
+	say4("guarded-new", n4_open_how(c, &n4dir, "og", "o", N4_ACCESS_BOTH, N4_DENY_NONE,
+					N4_GUARDED, NULL, &sid, &fh));
+	say4("write", n4_write(c, &fh, &sid, 0, "guarded", 7, true));
+	say4("close", n4_close(c, &fh, &sid));
+	say4("guarded-existing", n4_open_how(c, &n4dir, "og", "o", N4_ACCESS_BOTH,
+					     N4_DENY_NONE, N4_GUARDED, NULL, &sid, &fh));
+	say4("unchecked-existing", n4_open_how(c, &n4dir, "og", "o", N4_ACCESS_BOTH,
+					       N4_DENY_NONE, N4_UNCHECKED, NULL, &sid, &fh));
+	say4("size", n4_size(c, &fh, &size));
+	say("size-kept", "%" PRIu64, size);
+	say4("close-unchecked", n4_close(c, &fh, &sid));
+	say4("exclusive-new", n4_open_how(c, &n4dir, "ox", "o", N4_ACCESS_BOTH, N4_DENY_NONE,
+					  N4_EXCLUSIVE41, verf, &sid, &fh));
+	say4("close-exclusive", n4_close(c, &fh, &sid));
+	say4("exclusive-again-same-verifier",
+	     n4_open_how(c, &n4dir, "ox", "o", N4_ACCESS_BOTH, N4_DENY_NONE, N4_EXCLUSIVE41,
+			 verf, &sid, &fh));
+	say4("close-again", n4_close(c, &fh, &sid));
+	say4("exclusive-other-verifier",
+	     n4_open_how(c, &n4dir, "ox", "o", N4_ACCESS_BOTH, N4_DENY_NONE, N4_EXCLUSIVE41,
+			 other, &sid, &fh));
+	say_stat_ctx(v3, "exclusive-stat", "/conformance-v4/ox");
+	say4("exclusive-over-file", n4_open_how(c, &n4dir, "og", "o", N4_ACCESS_BOTH,
+						N4_DENY_NONE, N4_EXCLUSIVE41, verf, &sid, &fh));
+	nh_umount(v3);
+}
+
 /* A file removed (over NFSv3) while an NFSv4 client holds it open. */
 static void open_unlinked(void)
 {
@@ -669,6 +726,7 @@ static void locks_and_shares(void)
 	say4("b-close", n4_close(c, &fh, &b));
 	say4("a-close", n4_close(c, &fh, &a));
 	open_unlinked();
+	opens();
 	n4_disconnect(c);
 }
 
