@@ -36,6 +36,9 @@
 #include "nfs4_client.h"
 #include "nfs_harness.h"
 
+#include <nfsc/libnfs-raw.h>
+#include <nfsc/libnfs-raw-nfs.h>
+
 /*
  * The differences allowed: step, FSAL_VFS's answer, FSAL_DEDUP's answer,
  * and why.  Steps are "vN/scenario/what" as recorded.
@@ -573,6 +576,70 @@ static void permissions(int version)
 	STEP("chmod-dir-back", nfs_chmod(nfs, dir, 0755));
 }
 
+struct create3_cb {
+	int done;
+	int status;
+};
+
+static void create3_done(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	struct create3_cb *cb = priv;
+	CREATE3res *res = data;
+
+	(void)rpc;
+	cb->done = 1;
+	cb->status = status != RPC_STATUS_SUCCESS ? -EIO :
+		     res->status != NFS3_OK	  ? nfsstat3_to_errno(res->status) :
+						    0;
+}
+
+/* A raw CREATE3 of NAME in DIR with HOW (libnfs makes only UNCHECKED). */
+static int create3(struct nfsfh *dirfh, const char *name, createmode3 how,
+		   const char *verf)
+{
+	struct nh_fh h = nh_fh_of(dirfh);
+	struct create3_cb cb = { 0 };
+	CREATE3args args;
+	int rc;
+
+	memset(&args, 0, sizeof(args));
+	args.where.dir.data.data_len = h.len;
+	args.where.dir.data.data_val = (char *)h.val;
+	args.where.name = (char *)name;
+	args.how.mode = how;
+	if (how == EXCLUSIVE)
+		memcpy(args.how.createhow3_u.verf, verf, NFS3_CREATEVERFSIZE);
+	if (rpc_nfs3_create_async(nfs_get_rpc_context(nfs), create3_done, &args, &cb) != 0)
+		return -EIO;
+	rc = nh_rpc_wait(nfs, &cb.done);
+	return rc < 0 ? rc : cb.status;
+}
+
+/* NFSv3 CREATE's three modes, the exclusive one with its verifier. */
+static void creates_v3(void)
+{
+	struct nfsfh *dirfh;
+	int rc;
+
+	snprintf(scen, sizeof(scen), "create3");
+	rc = nfs_open(nfs, dir, O_RDONLY, &dirfh);
+	STEP("open-dir", rc);
+	if (rc < 0)
+		return;
+	STEP("exclusive-new", create3(dirfh, "x3", EXCLUSIVE, "verifier"));
+	STEP("exclusive-same-verifier", create3(dirfh, "x3", EXCLUSIVE, "verifier"));
+	STEP("exclusive-other-verifier", create3(dirfh, "x3", EXCLUSIVE, "another!"));
+	say_stat("exclusive-stat", P("x3"), true);
+	STEP("setattr-after-exclusive", nfs_chmod(nfs, P("x3"), 0640));
+	STEP("exclusive-after-setattr", create3(dirfh, "x3", EXCLUSIVE, "verifier"));
+	STEP("guarded-new", create3(dirfh, "g3", GUARDED, NULL));
+	STEP("guarded-existing", create3(dirfh, "g3", GUARDED, NULL));
+	STEP("unchecked-existing", create3(dirfh, "g3", UNCHECKED, NULL));
+	STEP("exclusive-over-dir", create3(dirfh, "d", EXCLUSIVE, "verifier"));
+	STEP("unchecked-over-dir", create3(dirfh, "d", UNCHECKED, NULL));
+	nfs_close(nfs, dirfh);
+}
+
 static void fs_scenarios(int version)
 {
 	snprintf(pfx, sizeof(pfx), "v%d/", version);
@@ -583,6 +650,8 @@ static void fs_scenarios(int version)
 		exit(1);
 	}
 	lookups_and_creations();
+	if (version == 3)
+		creates_v3();
 	renames();
 	links();
 	sizes();
