@@ -13,9 +13,10 @@
  * content) pair as sc_mix64(c << 32 | a) for the caches keyed by both.
  *
  * Tables per address, only in the modes that read them: content id 4
- * (both modes); owner host 2, hosts that know its content 8 (system);
- * CSI-Map reverse links 8 (SS-Push only).  Per content: sharing count 4
- * (both), hosts holding it 8 (system), reverse-list head 4 (SS-Push).
+ * (both modes); owner host 2, hosts that know its content 1 to 8 (a bit
+ * per host: 1 byte up to 8 hosts; system); CSI-Map reverse links 8
+ * (SS-Push only).  Per content: sharing count 4 (both), hosts holding it
+ * 1 to 8 (system), reverse-list head 4 (SS-Push).
  * Cache mode under a plain slot policy (lru, elru, arc) on a trace
  * without fingerprints skips the lib/ cache's own index: the slot of an
  * address is an array entry (the fast path, "cache_fast" below).
@@ -40,6 +41,12 @@ struct flight {
 	uint32_t cap, n;
 };
 
+/* A set of hosts per id: a bit per host, in w bytes (1, 2, 4 or 8). */
+struct hset {
+	uint8_t *m;
+	unsigned int w;		/* 0: not sized yet */
+};
+
 struct host {
 	struct sim *s;
 	uint32_t idx;
@@ -51,12 +58,13 @@ struct host {
 /* A request read but not yet issued (system mode), in its VM's queue. */
 struct pend {
 	double ts_ms;
-	uint64_t next;		/* the VM's next pending request, or NOPEND */
 	uint64_t ids;		/* where its ids start in the id queue */
-	uint32_t nblocks;
-	uint8_t op;
+	uint32_t next_gap;	/* the VM's next pending request is this many
+				 * requests later; 0: none yet */
+	uint32_t nblocks;	/* | PEND_WRITE */
 };
 
+#define PEND_WRITE (1u << 31)
 #define NOPEND UINT64_MAX
 
 struct vmq {
@@ -86,14 +94,14 @@ struct sim {
 	uint32_t acap;
 	uint32_t *acont;
 	uint16_t *ahost;	/* system: owner host, NOHOST: never seen */
-	uint64_t *aknown;	/* system */
+	struct hset aknown;	/* system: hosts that know its content */
 	uint32_t *anext, *aprev;	/* SS-Push */
 	uint8_t *aseen;		/* a bit per address fed */
 	uint64_t naddr;
 	/* Contents. */
 	uint32_t ccap;
 	uint32_t *cshare;
-	uint64_t *cheld;	/* system */
+	struct hset cheld;	/* system: hosts holding it */
 	uint32_t *chead;	/* SS-Push */
 	uint32_t own_contents;	/* ids given here (no fingerprints) */
 	/* Caches. */
@@ -157,6 +165,48 @@ static uint64_t pair_key(uint32_t a, uint32_t c)
 
 /* ---- tables ---- */
 
+static uint64_t hs_get(const struct hset *h, uint32_t i)
+{
+	switch (h->w) {
+	case 1:
+		return h->m[i];
+	case 2:
+		return ((const uint16_t *)(const void *)h->m)[i];
+	case 4:
+		return ((const uint32_t *)(const void *)h->m)[i];
+	default:
+		return ((const uint64_t *)(const void *)h->m)[i];
+	}
+}
+
+static void hs_put(struct hset *h, uint32_t i, uint64_t v)
+{
+	switch (h->w) {
+	case 1:
+		h->m[i] = (uint8_t)v;
+		break;
+	case 2:
+		((uint16_t *)(void *)h->m)[i] = (uint16_t)v;
+		break;
+	case 4:
+		((uint32_t *)(void *)h->m)[i] = (uint32_t)v;
+		break;
+	default:
+		((uint64_t *)(void *)h->m)[i] = v;
+	}
+}
+
+static void hs_add(struct hset *h, uint32_t i, uint64_t bits)
+{
+	hs_put(h, i, hs_get(h, i) | bits);
+}
+
+static void hs_grow(struct hset *h, uint32_t old, uint32_t cap)
+{
+	if (h->w)
+		h->m = grow(h->m, h->w, old, cap, 0);
+}
+
 /* Raise *cap (doubling) to hold ids below n; false: it did already. */
 static bool room(uint32_t *cap, uint32_t n)
 {
@@ -189,7 +239,7 @@ static void addr_room(struct sim *s, uint32_t n)
 	if (!s->system)
 		return;
 	s->ahost = grow(s->ahost, 2, old, cap, 0xff);
-	s->aknown = grow(s->aknown, 8, old, cap, 0);
+	hs_grow(&s->aknown, old, cap);
 	if (!s->push)
 		return;
 	s->anext = grow(s->anext, 4, old, cap, 0xff);
@@ -206,7 +256,7 @@ static void content_room(struct sim *s, uint32_t n)
 	s->cshare = grow(s->cshare, 4, old, cap, 0);
 	if (!s->system)
 		return;
-	s->cheld = grow(s->cheld, 8, old, cap, 0);
+	hs_grow(&s->cheld, old, cap);
 	if (s->push)
 		s->chead = grow(s->chead, 4, old, cap, 0xff);
 }
@@ -322,10 +372,12 @@ static void host_evicted(void *ctx, uint64_t key)
 {
 	struct host *h = ctx;
 	struct sim *s = h->s;
+	uint32_t c;
 
 	if (!s->csi)
 		return;
-	s->cheld[ckey_content(key)] &= ~(1ull << h->idx);
+	c = ckey_content(key);
+	hs_put(&s->cheld, c, hs_get(&s->cheld, c) & ~(1ull << h->idx));
 	if (s->tracker) {	/* the eviction notice, piggybacked */
 		s->r.csi_bytes += s->p.hash_bytes;
 		s->r.server_bytes += s->p.hash_bytes;
@@ -429,7 +481,7 @@ static void host_load(struct sim *s, struct host *h, uint32_t a, uint32_t c,
 					    ckey(c), s->cshare[c]);
 
 	if (res.admitted)
-		s->cheld[c] |= 1ull << h->idx;
+		hs_add(&s->cheld, c, 1ull << h->idx);
 }
 
 static void bytes(struct sim *s, uint64_t data, uint64_t csi)
@@ -447,9 +499,10 @@ static void push(struct sim *s, uint32_t host, uint32_t a, uint32_t c)
 
 	for (x = s->chead[c]; x != NIL && sent < s->p.max_push &&
 	     steps < 4 * s->p.max_push; x = s->anext[x], steps++) {
-		if (x == a || s->ahost[x] != host || (s->aknown[x] & bit))
+		if (x == a || s->ahost[x] != host ||
+		    (hs_get(&s->aknown, x) & bit))
 			continue;
-		s->aknown[x] |= bit;
+		hs_add(&s->aknown, x, bit);
 		sent++;
 	}
 	s->r.csi_bytes += (uint64_t)sent * s->p.hash_bytes;
@@ -479,7 +532,7 @@ static double wait_ready(struct sim *s, struct host *h, uint64_t key,
 static uint32_t delegate_to(struct sim *s, uint32_t host, uint32_t c,
 			    double now, double *ready)
 {
-	uint64_t others = s->cheld[c] & ~(1ull << host);
+	uint64_t others = hs_get(&s->cheld, c) & ~(1ull << host);
 	uint32_t best = NIL, i;
 	double r;
 
@@ -504,6 +557,7 @@ static double read_block(struct sim *s, uint32_t vm, uint32_t host,
 	uint64_t bit = 1ull << host, vkey = pair_key(a, c);
 	struct sc_dcache *vc = vm_cache(s, vm);
 	double lat, rtt = s->p.net_ms, ready;
+	uint64_t held;
 	uint32_t peer;
 
 	s->r.read_blocks++;
@@ -526,13 +580,14 @@ static double read_block(struct sim *s, uint32_t vm, uint32_t host,
 		flight_put(&h->fl, vkey, now + lat, now);
 		return lat;
 	}
-	if ((s->aknown[a] & bit) && (s->cheld[c] & bit)) {
+	held = hs_get(&s->cheld, c) & bit;
+	if ((hs_get(&s->aknown, a) & bit) && held) {
 		host_load(s, h, a, c, SC_DC_READ);
 		s->r.host_hits++;
 		return wait_ready(s, h, c, now, 0);
 	}
-	s->aknown[a] |= bit;
-	if (s->cheld[c] & bit) {
+	hs_add(&s->aknown, a, bit);
+	if (held) {
 		/* Read#'s hash, or the tracker's hash-only answer. */
 		bytes(s, 0, s->p.hash_bytes);
 		s->r.content_hits++;
@@ -584,7 +639,7 @@ static double write_block(struct sim *s, uint32_t vm, uint32_t host,
 		cache_access(&h->cache, SC_DC_WRITE, sc_mix64(a), vkey, 0);
 		bytes(s, s->p.block_size, 0);
 	} else {
-		if (s->dedup_write && (s->cheld[c] & bit)) {
+		if (s->dedup_write && (hs_get(&s->cheld, c) & bit)) {
 			/* The hash alone; the data only on NEED_DATA. */
 			bytes(s, 0, s->p.hash_bytes);
 			if (!stored) {
@@ -595,7 +650,7 @@ static double write_block(struct sim *s, uint32_t vm, uint32_t host,
 			bytes(s, s->p.block_size, 0);
 		}
 		host_load(s, h, a, c, SC_DC_WRITE);
-		s->aknown[a] = bit;
+		hs_put(&s->aknown, a, bit);
 	}
 	cache_access(&s->server, SC_DC_WRITE, 0, ckey(c), 0);
 	if (!stored) {
@@ -893,13 +948,16 @@ static void issue_next(struct sim *s)
 	struct pend *p = &s->pq[q->head - s->pbase];
 	double now = vm_next_ms(s, v);
 
-	q->done_ms = now + run_request(s, v, p->op,
+	q->done_ms = now + run_request(s, v, p->nblocks & PEND_WRITE ? 'W' : 'R',
 				       s->iq + 2 * (p->ids - s->ibase),
-				       p->nblocks, now);
-	q->head = p->next;
-	if (q->head == NOPEND)
+				       p->nblocks & ~PEND_WRITE, now);
+	if (p->next_gap) {
+		q->head += p->next_gap;
+	} else {
+		q->head = NOPEND;
 		q->tail = NOPEND;
-	else
+	}
+	if (q->head != NOPEND)
 		heap_push(s, v);
 	s->held--;
 }
@@ -911,6 +969,10 @@ static void system_feed(struct sim *s, const struct sim_req *r)
 	struct pend *p;
 	uint32_t *ids;
 
+	if (v / s->p.vms_per_host >= 8 * s->aknown.w) {
+		fprintf(stderr, "seacache-sim: VM %u was not in the preload pass\n", v);
+		exit(2);
+	}
 	if (v >= s->nvq) {
 		uint32_t nv = v + 16;
 
@@ -946,12 +1008,12 @@ static void system_feed(struct sim *s, const struct sim_req *r)
 	}
 	p = &s->pq[s->pend_n - s->pbase];
 	p->ts_ms = (double)r->ts_ns / 1e6;
-	p->next = NOPEND;
+	p->next_gap = 0;
 	p->ids = s->ids_n;
-	p->nblocks = n;
-	p->op = r->op;
+	p->nblocks = n | (r->op == 'W' ? PEND_WRITE : 0);
 	if (s->vq[v].tail != NOPEND)
-		s->pq[s->vq[v].tail - s->pbase].next = s->pend_n;
+		s->pq[s->vq[v].tail - s->pbase].next_gap =
+			(uint32_t)(s->pend_n - s->vq[v].tail);
 	else
 		s->vq[v].head = s->pend_n;
 	s->vq[v].tail = s->pend_n;
@@ -1036,6 +1098,8 @@ void sim_preload(struct sim *s, const struct sim_req *r)
 			SIM_MAX_HOSTS, r->vm);
 		exit(2);
 	}
+	if (host > s->max_host)
+		s->max_host = host;
 	for (i = 0; i < r->nblocks; i++) {
 		a = r->addr[i];
 		addr_room(s, a + 1);
@@ -1069,6 +1133,13 @@ void sim_preload_done(struct sim *s)
 {
 	struct sc_dc_config scfg = { .block_size = s->p.block_size,
 				     .on_evict = server_evicted, .ctx = s };
+	uint32_t hosts = s->max_host + 1;
+
+	/* The host sets: a bit per host the preload saw, in 1 to 8 bytes. */
+	s->aknown.w = hosts <= 8 ? 1 : hosts <= 16 ? 2 : hosts <= 32 ? 4 : 8;
+	s->cheld.w = s->aknown.w;
+	hs_grow(&s->aknown, 0, s->acap);
+	hs_grow(&s->cheld, 0, s->ccap);
 
 	s->r.vm_cache_blocks = size_of(&s->p.vm_cache, s->naddr);
 	s->r.host_cache_blocks = size_of(&s->p.host_cache, s->naddr);
@@ -1136,7 +1207,8 @@ void sim_finish(struct sim *s, uint64_t extra_bytes, struct sim_result *out)
 	if (s->acont)
 		meta += (uint64_t)s->acap * 4;
 	if (s->system)
-		meta += (uint64_t)s->acap * (2 + 8) + (uint64_t)s->ccap * 8;
+		meta += (uint64_t)s->acap * (2 + s->aknown.w) +
+			(uint64_t)s->ccap * s->cheld.w;
 	if (s->push)
 		meta += (uint64_t)s->acap * 8 + (uint64_t)s->ccap * 4;
 	meta += s->pcap * sizeof(*s->pq) + s->icap * 8;
@@ -1190,12 +1262,12 @@ void sim_free(struct sim *s)
 	fast_free(s->fast);
 	free(s->acont);
 	free(s->ahost);
-	free(s->aknown);
+	free(s->aknown.m);
 	free(s->anext);
 	free(s->aprev);
 	free(s->aseen);
 	free(s->cshare);
-	free(s->cheld);
+	free(s->cheld.m);
 	free(s->chead);
 	free(s->vq);
 	free(s->heap);
