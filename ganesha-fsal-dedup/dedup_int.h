@@ -36,6 +36,7 @@ struct dedup_fsal_module {
 	uint64_t container_size;
 	uint32_t max_readers;
 	uint32_t housekeeping_ms;	/* apply deltas, reclaim; 0: off */
+	uint64_t writeback_bytes;	/* unstable writes held in memory */
 	/* the CSI service (csi/): off while csi_port is 0 */
 	uint16_t csi_port;
 	char *csi_bind_addr;

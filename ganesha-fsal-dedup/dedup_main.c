@@ -18,6 +18,7 @@
 #include "fsal.h"
 #include "fsal_convert.h"
 #include "nfs_core.h"
+#include "nfs_init.h"
 #include "FSAL/fsal_init.h"
 #include "FSAL/fsal_commonlib.h"
 #include "dedup_int.h"
@@ -35,6 +36,7 @@
 #define MAX_READERS_MIN 16u
 #define MAX_READERS_MAX 65536u
 #define HOUSEKEEPING_MAX_MS 3600000u
+#define WRITEBACK_MAX (64ull << 30)
 #define CSI_MAX_HOSTS_MAX 65535u
 #define CSI_TRACKER_MAX (1u << 30)
 
@@ -110,6 +112,9 @@ static struct config_item dedup_items[] = {
 	CONF_ITEM_UI32("Housekeeping_Interval", 0, HOUSEKEEPING_MAX_MS,
 		       DSTORE_RECLAIM_INTERVAL_DEFAULT,
 		       dedup_fsal_module, housekeeping_ms),
+	CONF_ITEM_UI64("Writeback_Buffer", DSTORE_WRITEBACK_MIN,
+		       WRITEBACK_MAX, DSTORE_WRITEBACK_DEFAULT,
+		       dedup_fsal_module, writeback_bytes),
 	CONF_ITEM_UI16("CSI_Port", 0, UINT16_MAX, 0, dedup_fsal_module,
 		       csi_port),
 	CONF_ITEM_STR("CSI_Bind_Addr", 1, 64, "0.0.0.0", dedup_fsal_module,
@@ -163,11 +168,12 @@ static fsal_status_t dedup_init_config(struct fsal_module *fsal_hdl,
 		 * keep being served, also on a dynamic export add. */
 		report_config_errors(err_type, NULL, config_errs_to_log);
 		LogFatal(COMPONENT_FSAL,
-			 "DEDUP: invalid DEDUP { } block, ganesha.nfsd stops. Accepted: Block_Size %u..%u (a power of two), Verify_Reads true|false, Index_Map_Size %llu..%llu, Container_Size %llu..%llu, Max_Readers %u..%u, Housekeeping_Interval 0..%u (ms; 0: off). Fix the DEDUP block in %s and restart.",
+			 "DEDUP: invalid DEDUP { } block, ganesha.nfsd stops. Accepted: Block_Size %u..%u (a power of two), Verify_Reads true|false, Index_Map_Size %llu..%llu, Container_Size %llu..%llu, Max_Readers %u..%u, Housekeeping_Interval 0..%u (ms; 0: off), Writeback_Buffer %llu..%llu. Fix the DEDUP block in %s and restart.",
 			 BLOCK_SIZE_MIN, BLOCK_SIZE_MAX,
 			 (unsigned long long)DSTORE_MAP_SIZE_MIN, MAP_SIZE_MAX,
 			 CONTAINER_SIZE_MIN, CONTAINER_SIZE_MAX,
 			 MAX_READERS_MIN, MAX_READERS_MAX, HOUSEKEEPING_MAX_MS,
+			 DSTORE_WRITEBACK_MIN, WRITEBACK_MAX,
 			 nfs_config_path ? nfs_config_path : "the configuration file");
 		return fsalstat(ERR_FSAL_INVAL, 0); /* not reached */
 	}
@@ -175,10 +181,11 @@ static fsal_status_t dedup_init_config(struct fsal_module *fsal_hdl,
 	LogInfo(COMPONENT_FSAL,
 		"DEDUP: Block_Size %" PRIu32 ", Verify_Reads %s, Index_Map_Size %"
 		PRIu64 ", Container_Size %" PRIu64 ", Max_Readers %" PRIu32
-		", Housekeeping_Interval %" PRIu32 " ms",
+		", Housekeeping_Interval %" PRIu32 " ms, Writeback_Buffer %"
+		PRIu64,
 		me->block_size, me->verify_reads ? "true" : "false",
 		me->map_size, me->container_size, me->max_readers,
-		me->housekeeping_ms);
+		me->housekeeping_ms, me->writeback_bytes);
 	display_fsinfo(&me->fsal);
 	return fsalstat(ERR_FSAL_NO_ERROR, 0);
 }
@@ -310,6 +317,32 @@ static void csi_start_locked(struct dedup_store *st)
 		 csi_server_thread_epoch(st->csi));
 }
 
+/*
+ * The NFS write verifier of WRITE and COMMIT replies is Ganesha's
+ * nfs_ServerEpoch, the second the server started, built once the exports
+ * are read.  Started again within that second (after a crash), a server
+ * would answer with its predecessor's verifier, and clients would not
+ * send again the UNSTABLE writes the crash lost: the store hands out an
+ * epoch past every one before (kept durably), taken here while the
+ * exports are read at start.
+ */
+static void server_epoch_advance(struct dedup_store *st)
+{
+	uint64_t epoch;
+	int rc;
+
+	if (nfs_init_wait_timeout(0) == 0)
+		return;		/* an export added while running */
+	rc = dstore_epoch_next(st->ds, (uint64_t)nfs_ServerEpoch, &epoch);
+	if (rc < 0) {
+		LogCrit(COMPONENT_FSAL,
+			"DEDUP: store %s: no start epoch (%s): the write verifier is the start's second",
+			st->path, strerror(-rc));
+		return;
+	}
+	nfs_ServerEpoch = (time_t)epoch;
+}
+
 struct dedup_store *dedup_store_get(const char *path)
 {
 	struct dedup_store *st;
@@ -338,6 +371,7 @@ struct dedup_store *dedup_store_get(const char *path)
 	p.max_readers = DEDUP.max_readers;
 	p.verify_reads = DEDUP.verify_reads;
 	p.reclaim_interval_ms = DEDUP.housekeeping_ms;
+	p.writeback_bytes = DEDUP.writeback_bytes;
 	p.read_only = false;
 	p.log = dedup_store_log;
 	p.log_ctx = st;
@@ -363,6 +397,7 @@ struct dedup_store *dedup_store_get(const char *path)
 	st->tag = dstore_id(st->ds);
 	st->fsid.major = st->tag;
 	st->fsid.minor = DSTORE_ROOT_INO;
+	server_epoch_advance(st);
 	csi_start_locked(st);
 	glist_add_tail(&store_list, &st->entry);
 	PTHREAD_MUTEX_unlock(&store_lock);

@@ -6,44 +6,24 @@
  * of consecutive slots in one call), verify each against its hash.
  *
  * Write: build each block's new content (read-modify-write for partial
- * blocks, under the file's stripe lock held exclusively), hash it, and
- * sort the blocks into holes (all zeros), silent (the content the block
- * already has: no I/O, no index change), known (content stored already:
- * a reference, no data I/O) and new (written to fresh slots).  The index
- * change is an intent handed to the group commit: one writer at a time
- * becomes the leader, syncs the containers once for every queued intent,
- * applies them all in one index transaction (each in a nested one, so a
- * failing intent leaves no trace) and wakes their writers.
+ * blocks, under the file's stripe lock held exclusively), hash it, leave
+ * out the silent blocks (those that hold that content already, held or
+ * indexed) and hand the rest to the write-back buffer (writeback.c),
+ * which holds them in memory; a stable write then syncs.
+ *
+ * Flush: the write-back buffer hands every file it holds as one intent;
+ * one index snapshot sorts their blocks into holes (all zeros), silent,
+ * known (content stored already, or by an earlier block of the batch: a
+ * reference, no data I/O) and new.  The new contents go to fresh
+ * consecutive slots, the containers are synced once, and one index
+ * transaction applies every intent (one that cannot be applied leaves no
+ * trace and fails alone).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dstore_int.h"
-
-enum plan_kind { PLAN_HOLE, PLAN_SILENT, PLAN_KNOWN, PLAN_NEW };
-
-struct block_plan {
-	uint64_t lbn;
-	struct sc_hash h;
-	uint32_t check;
-	enum plan_kind kind;
-	uint64_t slot;
-	const uint8_t *data;
-};
-
-struct write_intent {
-	struct write_intent *next;
-	uint64_t ino;
-	uint64_t end;		/* the file is at least this long after */
-	bool stable;
-	struct block_plan *plan;
-	size_t n;
-	bool done;
-	bool applied;		/* changed the index (so cannot fail alone) */
-	int rc;
-	struct dstore_attr attr;
-};
 
 pthread_rwlock_t *write_stripe(struct dstore *ds, uint64_t ino)
 {
@@ -53,21 +33,16 @@ pthread_rwlock_t *write_stripe(struct dstore *ds, uint64_t ino)
 int data_init(struct dstore *ds)
 {
 	pthread_rwlockattr_t ra;
-	int rc = pthread_mutex_init(&ds->commit_lock, NULL);
+	int rc;
 
-	if (!rc)
-		rc = pthread_cond_init(&ds->commit_cond, NULL);
 	/* a steady stream of readers must not starve the reclaimer */
 	pthread_rwlockattr_init(&ra);
 	pthread_rwlockattr_setkind_np(&ra,
 				      PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-	if (!rc)
-		rc = pthread_rwlock_init(&ds->reclaim_lock, &ra);
+	rc = pthread_rwlock_init(&ds->reclaim_lock, &ra);
 	pthread_rwlockattr_destroy(&ra);
 	for (int i = 0; !rc && i < DSTORE_WRITE_STRIPES; i++)
 		rc = pthread_rwlock_init(&ds->write_stripe[i], NULL);
-	ds->queue = NULL;
-	ds->queue_tail = &ds->queue;
 	return -rc;
 }
 
@@ -76,8 +51,6 @@ void data_fini(struct dstore *ds)
 	for (int i = 0; i < DSTORE_WRITE_STRIPES; i++)
 		pthread_rwlock_destroy(&ds->write_stripe[i]);
 	pthread_rwlock_destroy(&ds->reclaim_lock);
-	pthread_cond_destroy(&ds->commit_cond);
-	pthread_mutex_destroy(&ds->commit_lock);
 }
 
 static bool block_is_zero(const uint8_t *p, size_t len)
@@ -146,10 +119,13 @@ struct read_block {
 	struct sc_hash h;
 };
 
-/* The mapped blocks of [first, last] in lbn order; *n of them. */
+/*
+ * The mapped blocks of [first, last] in lbn order but those held (held
+ * indexed from first, or NULL); *n of them.
+ */
 static int read_plan(struct dstore *ds, MDB_txn *txn, uint64_t ino,
-		     uint64_t first, uint64_t last, struct read_block *rb,
-		     size_t *n)
+		     uint64_t first, uint64_t last, const uint8_t *held,
+		     struct read_block *rb, size_t *n)
 {
 	struct bmap_iter it;
 	struct chunk_rec c;
@@ -164,6 +140,8 @@ static int read_plan(struct dstore *ds, MDB_txn *txn, uint64_t ino,
 		rc = bmap_iter_next(&it, &b.lbn, &b.h);
 		if (rc || b.lbn > last)
 			break;
+		if (held && held[b.lbn - first])
+			continue;
 		rc = chunk_find(ds, txn, NULL, &b.h, &c);
 		if (rc) {
 			dstore_logf(ds, DSTORE_LOG_ERROR,
@@ -243,30 +221,93 @@ static int read_blocks(struct dstore *ds, const struct read_block *rb,
 	return rc;
 }
 
+/* The held blocks' bytes over what read_blocks put at buf. */
+static void read_held(struct dstore *ds, struct wb_buf *const *bufs,
+		      const uint8_t *held, uint64_t first, uint64_t off,
+		      uint8_t *buf, size_t len)
+{
+	uint64_t last = (off + len - 1) >> ds->bshift;
+
+	for (uint64_t lbn = first; lbn <= last; lbn++) {
+		uint64_t bstart = lbn << ds->bshift;
+		uint64_t from = bstart > off ? bstart : off;
+		uint64_t to = bstart + ds->bsize < off + len ?
+			      bstart + ds->bsize : off + len;
+
+		/* held zeros are a hole to read_blocks: zeroed already */
+		if (held[lbn - first] && bufs[lbn - first])
+			memcpy(buf + (from - off),
+			       bufs[lbn - first]->data + (from - bstart),
+			       to - from);
+	}
+}
+
+/*
+ * What the write-back buffer holds of blocks first .. first + n - 1 comes
+ * before the index snapshot: a flush indexes, then lets go, so nothing
+ * written is missed between the two.
+ */
+struct held_range {
+	struct wb_attr a;
+	struct wb_buf **bufs;
+	uint8_t *held;
+	size_t n;
+};
+
+static int held_get(struct dstore *ds, uint64_t ino, uint64_t first, size_t n,
+		    struct held_range *hr)
+{
+	hr->n = n;
+	hr->bufs = malloc((n ? n : 1) * (sizeof(*hr->bufs) + 1));
+	if (!hr->bufs)
+		return -ENOMEM;
+	hr->held = (uint8_t *)(hr->bufs + (n ? n : 1));
+	wb_lookup(ds, ino, first, n, hr->bufs, hr->held, &hr->a);
+	return 0;
+}
+
+static void held_put(struct held_range *hr)
+{
+	for (size_t i = 0; hr->a.held && i < hr->n; i++)
+		if (hr->held[i])
+			wb_buf_put(hr->bufs[i]);
+	free(hr->bufs);
+}
+
 ssize_t dstore_read(struct dstore *ds, uint64_t ino, uint64_t off, void *buf,
 		    size_t len, bool *eof)
 {
 	struct inode_rec ir;
 	struct read_block stack_rb[64], *rb = stack_rb;
+	struct held_range hr;
 	MDB_txn *txn;
-	uint64_t first, last;
+	uint64_t first = off >> ds->bshift, last, size;
 	size_t n = 0;
 	int rc;
 
+	*eof = false;
+	if (off > (uint64_t)INT64_MAX)
+		len = 0;
+	else if (len > (uint64_t)INT64_MAX - off)
+		len = (uint64_t)INT64_MAX - off;
+	last = len ? (off + len - 1) >> ds->bshift : first;
+	rc = held_get(ds, ino, first, len ? last - first + 1 : 0, &hr);
+	if (rc)
+		return rc;
 	pthread_rwlock_rdlock(&ds->reclaim_lock);
 	rc = rtxn_begin(ds, &txn);
 	if (rc)
 		goto out_unlock;
 	rc = inode_regular(ds, txn, ino, &ir);
-	if (rc || off >= ir.size || len == 0) {
+	size = hr.a.held && hr.a.end > ir.size ? hr.a.end : ir.size;
+	if (rc || off >= size || len == 0) {
 		mdb_txn_abort(txn);
-		*eof = !rc && off >= ir.size;
+		*eof = !rc && off >= size;
 		len = 0;
 		goto out_unlock;
 	}
-	if (len > ir.size - off)
-		len = ir.size - off;
-	first = off >> ds->bshift;
+	if (len > size - off)
+		len = size - off;
 	last = (off + len - 1) >> ds->bshift;
 	if (last - first + 1 > 64) {
 		rb = malloc((last - first + 1) * sizeof(*rb));
@@ -276,54 +317,68 @@ ssize_t dstore_read(struct dstore *ds, uint64_t ino, uint64_t off, void *buf,
 			goto out_unlock;
 		}
 	}
-	rc = read_plan(ds, txn, ino, first, last, rb, &n);
+	rc = read_plan(ds, txn, ino, first, last, hr.a.held ? hr.held : NULL,
+		       rb, &n);
 	mdb_txn_abort(txn);
 	if (!rc)
 		rc = read_blocks(ds, rb, n, off, buf, len);
+	if (!rc && hr.a.held)
+		read_held(ds, hr.bufs, hr.held, first, off, buf, len);
 	if (rb != stack_rb)
 		free(rb);
-	*eof = off + len >= ir.size;
+	*eof = off + len >= size;
 out_unlock:
 	pthread_rwlock_unlock(&ds->reclaim_lock);
+	held_put(&hr);
 	return rc ? rc : (ssize_t)len;
 }
 
-/* Does a block before i store the content of block i itself? */
-static bool plan_stores_earlier(const struct block_plan *p, size_t i)
-{
-	for (size_t j = 0; j < i; j++)
-		if (p[j].kind == PLAN_NEW && sc_hash_eq(&p[j].h, &p[i].h))
-			return true;
-	return false;
-}
-
 /*
- * Sorts each planned block by what the store already has; returns how
- * many need new slots.  Blocks repeating a new content of this same write
- * reference the first one's slot.
+ * What blocks p[0 .. n) (ascending lbn) map to in the index: cur[i] where
+ * mapped[i]; one bmap walk per run of consecutive blocks.
  */
-static int plan_classify(struct dstore *ds, MDB_txn *txn, uint64_t ino,
-			 struct block_plan *p, size_t n, size_t *n_new)
+static int plan_current(struct dstore *ds, MDB_txn *txn, uint64_t ino,
+			const struct block_plan *p, size_t n,
+			struct sc_hash *cur, uint8_t *mapped)
 {
 	struct bmap_iter it;
-	struct sc_hash h, *cur = malloc(n * sizeof(*cur));
-	uint8_t *mapped = calloc(n, 1);
-	struct chunk_rec c;
+	struct sc_hash h;
 	uint64_t lbn;
-	int rc = cur && mapped ? bmap_iter_start(ds, txn, &it, ino, p[0].lbn) :
-				 -ENOMEM;
+	int rc = 0;
 
-	*n_new = 0;
-	/* what the blocks (consecutive from p[0].lbn) hold now: one pass */
-	if (!rc) {
+	memset(mapped, 0, n);
+	for (size_t r = 0, e; !rc && r < n; r = e) {
+		for (e = r + 1; e < n && p[e].lbn == p[e - 1].lbn + 1; e++)
+			;
+		rc = bmap_iter_start(ds, txn, &it, ino, p[r].lbn);
+		if (rc)
+			break;
 		while ((rc = bmap_iter_next(&it, &lbn, &h)) == 0 &&
-		       lbn < p[0].lbn + n) {
-			cur[lbn - p[0].lbn] = h;
-			mapped[lbn - p[0].lbn] = 1;
+		       lbn <= p[e - 1].lbn) {
+			cur[r + (lbn - p[r].lbn)] = h;
+			mapped[r + (lbn - p[r].lbn)] = 1;
 		}
 		bmap_iter_end(&it);
 		rc = rc == -ENODATA ? 0 : rc;
 	}
+	return rc;
+}
+
+/*
+ * Sorts each planned block by what the store already has; returns how
+ * many need new slots.  A block repeating the content of an earlier
+ * block of the batch (first) is known: that one stores it.
+ */
+static int plan_classify(struct dstore *ds, MDB_txn *txn, uint64_t ino,
+			 struct block_plan *p, size_t n, size_t *n_new)
+{
+	struct sc_hash *cur = malloc((n ? n : 1) * sizeof(*cur));
+	uint8_t *mapped = malloc(n ? n : 1);
+	struct chunk_rec c;
+	int rc = cur && mapped ? plan_current(ds, txn, ino, p, n, cur, mapped) :
+				 -ENOMEM;
+
+	*n_new = 0;
 	for (size_t i = 0; !rc && i < n; i++) {
 		p[i].slot = DSTORE_NO_SLOT;
 		if (p[i].kind == PLAN_HOLE) {
@@ -335,11 +390,14 @@ static int plan_classify(struct dstore *ds, MDB_txn *txn, uint64_t ino,
 			p[i].kind = PLAN_SILENT;
 			continue;
 		}
+		if (p[i].first) {
+			p[i].kind = PLAN_KNOWN;
+			continue;
+		}
 		rc = chunk_find(ds, txn, NULL, &p[i].h, &c);
 		if (rc && rc != -ENOENT)
 			break;
-		p[i].kind = rc == 0 || plan_stores_earlier(p, i) ? PLAN_KNOWN :
-								   PLAN_NEW;
+		p[i].kind = rc == 0 ? PLAN_KNOWN : PLAN_NEW;
 		rc = 0;
 		if (p[i].kind == PLAN_NEW)
 			(*n_new)++;
@@ -349,34 +407,44 @@ static int plan_classify(struct dstore *ds, MDB_txn *txn, uint64_t ino,
 	return rc;
 }
 
-/* Writes the new contents to fresh consecutive slots. */
-static int plan_store(struct dstore *ds, struct block_plan *p, size_t n,
+/* Writes the batch's new contents to n_new fresh consecutive slots. */
+static int plan_store(struct dstore *ds, struct write_intent *batch,
 		      size_t n_new)
 {
-	void *bufs[64];
+	void **bufs;
 	uint64_t slot, first;
 	size_t k = 0;
-	int rc = 0;
+	int rc;
 
 	if (n_new == 0)
 		return 0;
+	bufs = malloc(n_new * sizeof(*bufs));
+	if (!bufs)
+		return -ENOMEM;
 	first = slot = slots_reserve(ds, n_new);
-	for (size_t i = 0; i < n && !rc; i++) {
-		if (p[i].kind != PLAN_NEW)
-			continue;
-		/* only stored contents need their read check */
-		p[i].check = chunk_checksum(p[i].data, ds->bsize);
-		p[i].slot = slot++;
-		bufs[k++] = (void *)p[i].data;
-		if (k == 64) {
-			rc = slots_rw(ds, true, first, k, bufs);
-			first += k;
-			k = 0;
+	for (struct write_intent *in = batch; in; in = in->next) {
+		for (size_t i = 0; i < in->n; i++) {
+			struct block_plan *p = &in->plan[i];
+
+			if (p->kind != PLAN_NEW)
+				continue;
+			/* only stored contents need their read check */
+			p->check = chunk_checksum(p->data, ds->bsize);
+			p->slot = slot++;
+			bufs[k++] = (void *)p->data;
 		}
 	}
-	if (!rc && k)
-		rc = slots_rw(ds, true, first, k, bufs);
+	rc = slots_rw(ds, true, first, n_new, bufs);
+	free(bufs);
 	return rc;
+}
+
+/* Is block p's content stored by an earlier block of intent in? */
+static bool stored_earlier_here(const struct write_intent *in,
+				const struct block_plan *p)
+{
+	return p->first && p->first >= in->plan && p->first < p &&
+	       p->first->kind == PLAN_NEW;
 }
 
 /*
@@ -384,7 +452,7 @@ static int plan_store(struct dstore *ds, struct block_plan *p, size_t n,
  * changing anything or succeeds: check that every content it relies on is
  * still stored; take the references of the new contents; then map the
  * blocks, dropping the old contents' references (only now can a content
- * lose its last one).
+ * lose its last one).  The change id and times become the held writes'.
  */
 static int intent_apply(struct wtxn *w, struct write_intent *in)
 {
@@ -396,8 +464,8 @@ static int intent_apply(struct wtxn *w, struct write_intent *in)
 
 	for (size_t i = 0; !rc && i < in->n; i++)
 		if (in->plan[i].kind == PLAN_KNOWN &&
-		    chunk_find(w->ds, w->txn, w, &in->plan[i].h, &c) == -ENOENT &&
-		    !plan_stores_earlier(in->plan, i))
+		    !stored_earlier_here(in, &in->plan[i]) &&
+		    chunk_find(w->ds, w->txn, w, &in->plan[i].h, &c) == -ENOENT)
 			rc = -EAGAIN;
 	if (rc)
 		return rc;
@@ -410,7 +478,7 @@ static int intent_apply(struct wtxn *w, struct write_intent *in)
 	}
 	if (rc)
 		return rc;
-	ch = malloc(in->n * sizeof(*ch));
+	ch = malloc((in->n ? in->n : 1) * sizeof(*ch));
 	if (!ch)
 		return -ENOMEM;
 	for (size_t i = 0; i < in->n; i++) {
@@ -431,10 +499,10 @@ static int intent_apply(struct wtxn *w, struct write_intent *in)
 		size_account(w, ir.size, in->end);
 		ir.size = in->end;
 	}
-	inode_touch(&ir, 1u << T_MTIME | 1u << T_CTIME);
-	rc = inode_put(w, in->ino, &ir, NULL);
-	inode_to_attr(in->ino, &ir, &in->attr);
-	return rc;
+	ir.change = in->change > ir.change + 1 ? in->change : ir.change + 1;
+	ir.time_s[T_MTIME] = ir.time_s[T_CTIME] = in->mtime.tv_sec;
+	ir.time_ns[T_MTIME] = ir.time_ns[T_CTIME] = (uint32_t)in->mtime.tv_nsec;
+	return inode_put(w, in->ino, &ir, NULL);
 }
 
 /* Slots of an intent that failed: never referenced, to reclaim. */
@@ -458,15 +526,15 @@ static int intent_slots_dead(struct wtxn *w, struct write_intent *in)
 }
 
 /*
- * One index transaction for the whole batch.  An intent refused before it
- * changed anything (its file is gone, a content it relied on went away)
- * fails alone; an index error after changes fails the batch.
+ * One index transaction for the whole batch, after the containers are
+ * synced.  An intent refused before it changed anything (its file is
+ * gone, a content it relied on went away) fails alone; an index error
+ * after changes fails the batch.
  */
 static int batch_commit(struct dstore *ds, struct write_intent *batch)
 {
 	struct write_intent *in;
 	struct wtxn w;
-	bool stable = false;
 	int rc = containers_sync(ds);
 
 	if (!rc)
@@ -474,7 +542,6 @@ static int batch_commit(struct dstore *ds, struct write_intent *batch)
 	if (rc)
 		return rc;
 	for (in = batch; in && !rc; in = in->next) {
-		stable |= in->stable;
 		in->applied = false;
 		in->rc = intent_apply(&w, in);
 		if (in->rc && in->applied)
@@ -485,84 +552,62 @@ static int batch_commit(struct dstore *ds, struct write_intent *batch)
 	/* the housekeeper applies them normally; a burst is bounded here */
 	if (!rc && w.cur.pending_deltas >= PENDING_APPLY_AT)
 		rc = pending_apply(&w);
-	rc = wtxn_end(&w, rc);
-	if (!rc && stable)
-		rc = idx_err(ds, mdb_env_sync(ds->env, 1), "index sync");
-	return rc;
+	return wtxn_end(&w, rc);
 }
 
-/* Queues the intent and returns once a leader (maybe this writer) has
- * committed it. */
-static int intent_submit(struct dstore *ds, struct write_intent *in)
+int intents_commit(struct dstore *ds, struct write_intent *batch)
 {
-	struct write_intent *batch;
+	struct write_intent *in;
+	size_t n_new = 0, k;
+	MDB_txn *txn;
 	int rc;
 
-	in->next = NULL;
-	in->done = false;
-	pthread_mutex_lock(&ds->commit_lock);
-	*ds->queue_tail = in;
-	ds->queue_tail = &in->next;
-	while (!in->done) {
-		if (ds->committing) {
-			pthread_cond_wait(&ds->commit_cond, &ds->commit_lock);
-			continue;
+	/* one snapshot classifies them all */
+	pthread_rwlock_rdlock(&ds->reclaim_lock);
+	rc = rtxn_begin(ds, &txn);
+	if (!rc) {
+		for (in = batch; !rc && in; in = in->next) {
+			rc = plan_classify(ds, txn, in->ino, in->plan, in->n,
+					   &k);
+			n_new += k;
 		}
-		ds->committing = true;
-		batch = ds->queue;
-		ds->queue = NULL;
-		ds->queue_tail = &ds->queue;
-		pthread_mutex_unlock(&ds->commit_lock);
-
-		rc = batch_commit(ds, batch);
-
-		pthread_mutex_lock(&ds->commit_lock);
-		for (; batch; batch = batch->next) {
-			if (rc)
-				batch->rc = rc;
-			batch->done = true;
-		}
-		ds->committing = false;
-		pthread_cond_broadcast(&ds->commit_cond);
+		mdb_txn_abort(txn);
 	}
-	pthread_mutex_unlock(&ds->commit_lock);
-	return in->rc;
+	pthread_rwlock_unlock(&ds->reclaim_lock);
+	if (!rc)
+		rc = plan_store(ds, batch, n_new);
+	return rc ? rc : batch_commit(ds, batch);
 }
 
 /*
- * Builds and hashes the new content of every block of the write; a whole
+ * Builds and hashes the new content of every block p[i].lbn of the write;
+ * a partial first or last block starts from its current content, which
+ * the caller put in scratch (first) and scratch + bsize (last).  A whole
  * block whose hash the caller already knows (known, or NULL) is not
  * hashed again.
  */
-static int plan_build(struct dstore *ds, MDB_txn *txn, uint64_t ino,
-		      uint64_t off, const uint8_t *buf, size_t len,
-		      const struct sc_hash *known, struct block_plan *p,
-		      size_t n, uint8_t *scratch)
+static int plan_build(struct dstore *ds, uint64_t off, const uint8_t *buf,
+		      size_t len, const struct sc_hash *known,
+		      struct block_plan *p, size_t n, uint8_t *scratch)
 {
-	uint64_t first = off >> ds->bshift;
 	struct sc_hasher *hs = dstore_hasher(ds);
 	int rc;
 
 	if (!hs)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		uint64_t bstart = (first + i) << ds->bshift;
-
+		uint64_t bstart = p[i].lbn << ds->bshift;
 		bool whole = bstart >= off && bstart + ds->bsize <= off + len;
 
-		p[i].lbn = first + i;
+		p[i].first = NULL;
 		if (whole) {
 			p[i].data = buf + (bstart - off);
 		} else {
-			/* partial: this file's stripe is held exclusively */
 			uint8_t *b = scratch + (i == 0 ? 0 : ds->bsize);
 			uint64_t from = bstart > off ? bstart : off;
 			uint64_t to = bstart + ds->bsize < off + len ?
 				      bstart + ds->bsize : off + len;
 
-			rc = block_current(ds, txn, ino, first + i, b);
-			if (rc)
-				return rc;
 			memcpy(b + (from - bstart), buf + (from - off), to - from);
 			p[i].data = b;
 		}
@@ -582,48 +627,93 @@ static int plan_build(struct dstore *ds, MDB_txn *txn, uint64_t ino,
 	return 0;
 }
 
-static ssize_t write_locked(struct dstore *ds, uint64_t ino, uint64_t off,
-			    const uint8_t *buf, size_t len,
-			    const struct sc_hash *known, bool stable,
-			    struct block_plan *p, size_t n, uint8_t *scratch,
-			    struct dstore_attr *out)
+/*
+ * The current content of a partial block for its read-modify-write:
+ * held, or indexed.
+ */
+static int partial_current(struct dstore *ds, MDB_txn *txn, uint64_t ino,
+			   const struct held_range *hr, size_t i, uint64_t lbn,
+			   uint8_t *b)
 {
-	struct write_intent in = { .ino = ino, .end = off + len,
-				   .stable = stable, .plan = p, .n = n };
-	struct inode_rec ir;
-	MDB_txn *txn;
-	size_t n_new, n_silent = 0;
-	int rc;
+	if (!hr->a.held || !hr->held[i])
+		return block_current(ds, txn, ino, lbn, b);
+	if (hr->bufs[i])
+		memcpy(b, hr->bufs[i]->data, ds->bsize);
+	else
+		memset(b, 0, ds->bsize);
+	return 0;
+}
 
+/*
+ * A write, held by the write-back buffer: blocks that would hold what
+ * they hold already (held, or indexed) are silent and left out.  The
+ * file's stripe is held (exclusively for partial blocks).
+ */
+static ssize_t write_held(struct dstore *ds, uint64_t ino, uint64_t off,
+			  const uint8_t *buf, size_t len,
+			  const struct sc_hash *known, struct block_plan *p,
+			  size_t n, uint8_t *scratch, struct dstore_attr *out)
+{
+	uint64_t first = off >> ds->bshift, size;
+	struct sc_hash *cur = malloc(n * sizeof(*cur));
+	uint8_t *mapped = malloc(n);
+	struct held_range hr = { .bufs = NULL };
+	struct dstore_attr a;
+	struct inode_rec ir;
+	size_t n_silent = 0;
+	MDB_txn *txn;
+	int rc = cur && mapped ? held_get(ds, ino, first, n, &hr) : -ENOMEM;
+
+	for (size_t i = 0; i < n; i++)
+		p[i].lbn = first + i;
+	if (rc)
+		goto out;
 	pthread_rwlock_rdlock(&ds->reclaim_lock);
 	rc = rtxn_begin(ds, &txn);
 	if (!rc) {
 		rc = inode_regular(ds, txn, ino, &ir);
 		if (!rc)
-			rc = plan_build(ds, txn, ino, off, buf, len, known, p,
-					n, scratch);
-		if (!rc)
-			rc = plan_classify(ds, txn, ino, p, n, &n_new);
+			rc = plan_current(ds, txn, ino, p, n, cur, mapped);
+		if (!rc && (off & (ds->bsize - 1)))
+			rc = partial_current(ds, txn, ino, &hr, 0, first,
+					     scratch);
+		if (!rc && ((off + len) & (ds->bsize - 1)) &&
+		    (n > 1 || !(off & (ds->bsize - 1))))
+			rc = partial_current(ds, txn, ino, &hr, n - 1,
+					     first + n - 1,
+					     scratch + (n > 1 ? ds->bsize : 0));
 		mdb_txn_abort(txn);
 	}
 	pthread_rwlock_unlock(&ds->reclaim_lock);
+	if (!rc)
+		rc = plan_build(ds, off, buf, len, known, p, n, scratch);
 	if (rc)
-		return rc;
-	for (size_t i = 0; i < n; i++)
-		n_silent += p[i].kind == PLAN_SILENT;
-	if (n_silent == n && off + len <= ir.size) {
-		/* nothing changes: no data I/O, no index transaction */
-		atomic_fetch_add(&ds->silent_pending, n);
-		if (out)
-			inode_to_attr(ino, &ir, out);
-		return stable ? dstore_sync(ds) : 0;
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		bool held = hr.a.held && hr.held[i];
+		bool zero = held ? !hr.bufs[i] : !mapped[i];
+		const struct sc_hash *now = held ? zero ? NULL : &hr.bufs[i]->h :
+					    &cur[i];
+
+		if (p[i].kind == PLAN_HOLE ? zero :
+		    !zero && sc_hash_eq(now, &p[i].h)) {
+			p[i].kind = PLAN_SILENT;
+			n_silent++;
+		}
 	}
 	atomic_fetch_add(&ds->silent_pending, n_silent);
-	rc = plan_store(ds, p, n, n_new);
-	if (!rc)
-		rc = intent_submit(ds, &in);
+	inode_to_attr(ino, &ir, &a);
+	wb_attr_apply(&hr.a, &a);
+	size = a.size;
+	/* nothing changes: nothing held */
+	if (n_silent < n || off + len > size)
+		rc = wb_hold(ds, ino, p, mapped, n, off + len, ir.change, &a);
 	if (!rc && out)
-		*out = in.attr;
+		*out = a;
+out:
+	held_put(&hr);
+	free(cur);
+	free(mapped);
 	return rc;
 }
 
@@ -661,12 +751,11 @@ ssize_t dstore_write(struct dstore *ds, uint64_t ino, uint64_t off,
 		pthread_rwlock_wrlock(stripe);
 	else
 		pthread_rwlock_rdlock(stripe);
-	do {
-		rc = write_locked(ds, ino, off, buf, len, NULL, stable, p,
-				  n, scratch, out);
-		/* a known content lost its last reference meanwhile: again */
-	} while (rc == -EAGAIN);
+	rc = write_held(ds, ino, off, buf, len, NULL, p, n, scratch, out);
 	pthread_rwlock_unlock(stripe);
+	/* FILE_SYNC, DATA_SYNC: durable before the reply */
+	if (!rc && stable)
+		rc = dstore_sync(ds);
 out:
 	if (p != stack_plan)
 		free(p);
@@ -715,13 +804,9 @@ int dstore_write_blocks(struct dstore *ds, uint64_t ino,
 		len = (uint64_t)(j - i) << ds->bshift;
 		if (len > eof - off)
 			len = eof - off;
-		do {
-			rc = write_locked(ds, ino, off,
-					  w->buf + ((size_t)i << ds->bshift),
-					  (size_t)len,
-					  w->hash ? w->hash + i : NULL, false,
-					  p, j - i, scratch, post);
-		} while (rc == -EAGAIN);
+		rc = write_held(ds, ino, off, w->buf + ((size_t)i << ds->bshift),
+				(size_t)len, w->hash ? w->hash + i : NULL, p,
+				j - i, scratch, post);
 	}
 	if (!rc)
 		rc = dstore_getattr(ds, ino, post);
@@ -731,10 +816,10 @@ int dstore_write_blocks(struct dstore *ds, uint64_t ino,
 
 		rc = setattr_locked(ds, ino, &a, DSTORE_SET_SIZE, post);
 	}
+	pthread_rwlock_unlock(stripe);
 	/* one sync for all the runs and the size */
 	if (!rc && w->stable)
 		rc = dstore_sync(ds);
-	pthread_rwlock_unlock(stripe);
 out:
 	free(p);
 	free(scratch);
@@ -746,8 +831,10 @@ int dstore_read_content(struct dstore *ds, const struct sc_hash *h,
 {
 	struct chunk_rec c;
 	MDB_txn *txn;
-	int rc;
+	int rc = wb_read_content(ds, h, buf);
 
+	if (rc != -ENOENT)
+		return rc;
 	/* the slot cannot be reclaimed while it is read */
 	pthread_rwlock_rdlock(&ds->reclaim_lock);
 	rc = rtxn_begin(ds, &txn);
@@ -767,7 +854,9 @@ int dstore_sync(struct dstore *ds)
 
 	if (ds->read_only)
 		return 0;
-	rc = containers_sync(ds);
+	rc = wb_flush(ds);
+	if (!rc)
+		rc = containers_sync(ds);
 	return rc ? rc : idx_err(ds, mdb_env_sync(ds->env, 1), "index sync");
 }
 
@@ -812,7 +901,9 @@ int truncate_locked(struct dstore *ds, uint64_t ino, uint64_t size,
 		if (!rc && p.kind == PLAN_NEW)
 			rc = plan_classify(ds, w->txn, ino, &p, 1, &n_new);
 		if (!rc && n_new) {
-			rc = plan_store(ds, &p, 1, n_new);
+			struct write_intent in = { .plan = &p, .n = 1 };
+
+			rc = plan_store(ds, &in, n_new);
 			/* durable before the transaction referencing it */
 			if (!rc)
 				rc = containers_sync(ds);

@@ -22,11 +22,13 @@
  * hole.  Content is named by SHA-256 (seacache/hash.h, collision policy there):
  * equal 32-byte hashes are the same content.
  *
- * Crash safety: chunk data is written and fdatasync'ed before the index
- * transaction that references it commits; index transactions are atomic
- * (LMDB, MDB_NOMETASYNC: integrity always, the newest transaction durable
- * at the next dstore_sync()).  Concurrent writers share one data sync and
- * one index transaction (group commit).
+ * Writes are held in memory (write-back, up to writeback_bytes) and
+ * visible at once to every call; dstore_sync(), a stable write, a full
+ * buffer or the flusher's timer index them.  Crash safety: chunk data is
+ * written and fdatasync'ed before the index transaction that references
+ * it commits; index transactions are atomic (LMDB, MDB_NOMETASYNC:
+ * integrity always, the newest transaction durable at the next
+ * dstore_sync()).  A crash loses the writes not synced, nothing else.
  *
  * Every call is thread-safe.  Errors are negative errno values.
  */
@@ -97,6 +99,8 @@ struct dstore_params {
 	uint32_t reclaim_interval_ms; /* housekeeping: apply pending deltas,
 				       * reclaim dead slots; 0: off */
 	bool read_only;		/* inspection (seacachectl stats) */
+	uint64_t writeback_bytes; /* written data held in memory at most */
+	uint32_t writeback_interval_ms; /* what is held is indexed this often */
 	dstore_log_fn log;	/* NULL: stderr */
 	void *log_ctx;
 };
@@ -107,6 +111,9 @@ struct dstore_params {
 #define DSTORE_CONTAINER_SIZE_DEFAULT (1ull << 30)
 #define DSTORE_MAX_READERS_DEFAULT 1024u
 #define DSTORE_RECLAIM_INTERVAL_DEFAULT 1000u
+#define DSTORE_WRITEBACK_DEFAULT (512ull << 20)
+#define DSTORE_WRITEBACK_MIN (1ull << 20)
+#define DSTORE_WRITEBACK_INTERVAL_DEFAULT 2000u
 
 void dstore_params_default(struct dstore_params *p);
 
@@ -123,6 +130,12 @@ int dstore_open(const char *dir, const struct dstore_params *p,
 /* Syncs and closes. */
 void dstore_close(struct dstore *ds);
 uint32_t dstore_block_size(const struct dstore *ds);
+/*
+ * An epoch larger than every one this store handed out before and at
+ * least now, made durable: a server's start, so that the NFS write
+ * verifier built from it differs after every start.
+ */
+int dstore_epoch_next(struct dstore *ds, uint64_t now, uint64_t *epoch);
 /* Random at creation: tells this store from any other (NFS handles). */
 uint64_t dstore_id(const struct dstore *ds);
 
@@ -166,7 +179,10 @@ int dstore_setattr(struct dstore *ds, uint64_t ino,
 /* Data */
 ssize_t dstore_read(struct dstore *ds, uint64_t ino, uint64_t off,
 		    void *buf, size_t len, bool *eof);
-/* out (optional): the attributes after the write. */
+/*
+ * Held in memory when it returns; stable: synced (dstore_sync) too.
+ * out (optional): the attributes after the write.
+ */
 ssize_t dstore_write(struct dstore *ds, uint64_t ino, uint64_t off,
 		     const void *buf, size_t len, bool stable,
 		     struct dstore_attr *out);
@@ -205,13 +221,17 @@ int dstore_write_blocks(struct dstore *ds, uint64_t ino,
  */
 int dstore_read_content(struct dstore *ds, const struct sc_hash *h,
 			void *buf);
-/* Everything returned so far is durable when this returns 0. */
+/*
+ * Everything returned so far (the writes held included) is durable when
+ * this returns 0.
+ */
 int dstore_sync(struct dstore *ds);
 
 /*
  * Reference counts and CSI-Map entries follow block map changes as
  * pending deltas (pending.c), applied in bulk by the housekeeper every
- * reclaim_interval_ms, at close, before fsck, or now by this call.
+ * reclaim_interval_ms, at close, before fsck, or now by this call (which
+ * indexes the writes held first).
  */
 int dstore_apply_pending(struct dstore *ds);
 
@@ -258,6 +278,7 @@ struct dstore_stats {
 	uint64_t index_file_bytes; /* the index file's size */
 	uint64_t container_bytes; /* disk space used by containers */
 };
+/* Indexes the writes held first. */
 int dstore_stats(struct dstore *ds, struct dstore_stats *out);
 /*
  * Punches out dead slots no reader can still use; how many, or an error.

@@ -122,12 +122,21 @@ struct dstore {
 	size_t n_cont;
 	uint64_t next_slot;
 
-	/* data.c: group commit */
-	pthread_mutex_t commit_lock;
-	pthread_cond_t commit_cond;
-	struct write_intent *queue;
-	struct write_intent **queue_tail;
-	bool committing;
+	/* writeback.c: writes held in memory until a flush */
+	pthread_mutex_t wb_lock;
+	pthread_cond_t wb_cond;		/* a flush ended, or room was made */
+	pthread_cond_t wb_kick;		/* the flusher has work */
+	struct wb_file *wb_files;
+	struct wb_buf *wb_bufs;		/* every content held, by hash */
+	uint64_t wb_bytes;		/* held by wb_bufs */
+	uint64_t wb_limit;
+	uint32_t wb_interval_ms;
+	uint64_t wb_seq;		/* the last write held */
+	uint64_t wb_flushed;		/* every write up to it is indexed */
+	bool wb_flushing;
+	bool wb_stop;
+	bool wb_flusher_running;
+	pthread_t wb_flusher;
 
 	/*
 	 * Readers hold it shared from the index lookup to the end of their
@@ -162,6 +171,8 @@ void dstore_logf(struct dstore *ds, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 struct sc_hasher *dstore_hasher(struct dstore *ds);
 void dstore_now(struct timespec *ts);
+/* ms from now on CLOCK_MONOTONIC (condition variables' clock). */
+void dstore_deadline(struct timespec *ts, uint32_t ms);
 
 /* index.c: keys, records, and a write transaction that keeps counters */
 struct wtxn {
@@ -283,10 +294,16 @@ void delta_free(struct wtxn *w);
 /* After w committed: publish its new chunks, retire the applied ones. */
 void fresh_commit(struct wtxn *w);
 void fresh_free_all(struct dstore *ds);
-/* Pending deltas that make a writer apply them in its batch. */
+/*
+ * Pending deltas that make a writer apply them in its batch (a test build
+ * lowers it: tests/crash).
+ */
+#ifndef PENDING_APPLY_AT
 #define PENDING_APPLY_AT (1u << 18)
-/* Applies every pending delta inside w. */
+#endif
+/* Applies every pending delta inside w; or in a transaction of its own. */
 int pending_apply(struct wtxn *w);
+int pending_apply_all(struct dstore *ds);
 
 /* chunk_ref, then blocks_map of one block. */
 int block_set(struct wtxn *w, struct inode_rec *ir, uint64_t ino,
@@ -311,6 +328,40 @@ int containers_sync(struct dstore *ds);
 uint64_t containers_disk_bytes(struct dstore *ds);
 
 /* data.c */
+enum plan_kind { PLAN_HOLE, PLAN_SILENT, PLAN_KNOWN, PLAN_NEW };
+
+struct block_plan {
+	uint64_t lbn;
+	struct sc_hash h;
+	uint32_t check;
+	enum plan_kind kind;
+	uint64_t slot;
+	const uint8_t *data;
+	/* an earlier block of the batch with the same content, or NULL */
+	const struct block_plan *first;
+};
+
+/* One file's held writes, turned into one index change by a flush. */
+struct write_intent {
+	struct write_intent *next;
+	uint64_t ino;
+	uint64_t end;		/* the file is at least this long after */
+	uint64_t change;	/* its change id becomes at least this */
+	struct timespec mtime;	/* of the last write */
+	struct block_plan *plan; /* ascending lbn */
+	size_t n;
+	bool applied;		/* changed the index (so cannot fail alone) */
+	int rc;
+};
+
+/*
+ * Classifies, stores and indexes a batch of intents: their new contents
+ * written to fresh slots and made durable, then one index transaction
+ * (not synced: dstore_sync does that).  An intent that cannot be applied
+ * (its file is gone; -EAGAIN: a content it relied on went away
+ * meanwhile) fails alone with its rc; an error of the batch is returned.
+ */
+int intents_commit(struct dstore *ds, struct write_intent *batch);
 int data_init(struct dstore *ds);
 void data_fini(struct dstore *ds);
 /* The block's bytes (zeros for a hole), verified if configured. */
@@ -319,6 +370,65 @@ int block_read_verified(struct dstore *ds, const struct chunk_rec *c,
 int truncate_locked(struct dstore *ds, uint64_t ino, uint64_t size,
 		    struct wtxn *w, struct inode_rec *ir);
 pthread_rwlock_t *write_stripe(struct dstore *ds, uint64_t ino);
+
+/*
+ * writeback.c: a write is held in memory (content hashed, shared by every
+ * block holding it) and answered; a flush (dstore_sync, a full buffer,
+ * the flusher's timer) turns everything held into intents for
+ * intents_commit.  Readers look here before the index: what is held is
+ * newer than anything indexed.
+ */
+struct wb_buf {
+	struct sc_hash h;
+	_Atomic uint32_t refs;	/* the table's (while held) and borrowers' */
+	uint32_t holders;	/* blocks holding it; under wb_lock */
+	const struct block_plan *first;	/* the flush building a batch */
+	UT_hash_handle hh;
+	uint8_t data[];
+};
+
+/* What a file's held writes change in its attributes. */
+struct wb_attr {
+	bool held;
+	uint64_t end;
+	uint64_t change;
+	struct timespec mtime;
+	int64_t mapped;		/* blocks mapped, more (or fewer) */
+};
+
+/* Locks and limits (data_init); wb_fini lets go of what is still held. */
+int wb_init(struct dstore *ds, uint64_t limit, uint32_t interval_ms);
+void wb_fini(struct dstore *ds);
+/* The flusher thread; wb_stop stops it and flushes what is held. */
+int wb_start(struct dstore *ds);
+int wb_stop(struct dstore *ds);
+/*
+ * Does ino have writes held?  Then held[i] is set for those of blocks
+ * first .. first + n - 1, bufs[i] their content (a reference to give back
+ * with wb_buf_put) or NULL for zeros; the arrays are untouched otherwise.
+ * a (optional) gets the file's held attributes.
+ */
+bool wb_lookup(struct dstore *ds, uint64_t ino, uint64_t first, size_t n,
+	       struct wb_buf **bufs, uint8_t *held, struct wb_attr *a);
+void wb_buf_put(struct wb_buf *b);
+/* The attributes as the file's held writes make them. */
+void wb_attr_apply(const struct wb_attr *wa, struct dstore_attr *a);
+/*
+ * Holds the blocks of p that are not PLAN_SILENT (data or PLAN_HOLE) and
+ * the file's new end; mapped[i]: the index maps block i (for the mapped
+ * block count); change is the file's change id in the index.
+ * Waits for room while the buffer is full.  a (optional) is the index's
+ * attributes, made what the file looks like after the write.
+ */
+int wb_hold(struct dstore *ds, uint64_t ino, const struct block_plan *p,
+	    const uint8_t *mapped, size_t n, uint64_t end, uint64_t change,
+	    struct dstore_attr *a);
+/* Does ino have writes held? */
+bool wb_holds(struct dstore *ds, uint64_t ino);
+/* Indexes every write held when called (not synced). */
+int wb_flush(struct dstore *ds);
+/* Content h if held: 0 and its bytes in buf, or -ENOENT. */
+int wb_read_content(struct dstore *ds, const struct sc_hash *h, void *buf);
 
 /* namespace.c */
 int setattr_locked(struct dstore *ds, uint64_t ino,

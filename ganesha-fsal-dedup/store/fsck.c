@@ -533,7 +533,10 @@ int dstore_fsck(struct dstore *ds, unsigned int flags,
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = wtxn_begin(ds, &f.w);
+	/* the writes held are checked too */
+	rc = wb_flush(ds);
+	if (!rc)
+		rc = wtxn_begin(ds, &f.w);
 	if (rc)
 		return rc;
 	f.next_slot = f.w.cur.next_slot;

@@ -135,18 +135,24 @@ static int dir_get(struct dstore *ds, MDB_txn *txn, uint64_t dir,
 	return rc ? rc : dr->type == DSTORE_DIR ? 0 : -ENOTDIR;
 }
 
+/* The writes held are looked up before the index: see writeback.c. */
 int dstore_getattr(struct dstore *ds, uint64_t ino, struct dstore_attr *out)
 {
 	struct inode_rec r;
+	struct wb_attr wa;
 	MDB_txn *txn;
-	int rc = rtxn_begin(ds, &txn);
+	int rc;
 
+	wb_lookup(ds, ino, 0, 0, NULL, NULL, &wa);
+	rc = rtxn_begin(ds, &txn);
 	if (rc)
 		return rc;
 	rc = inode_get(ds, txn, ino, &r, NULL, 0);
 	mdb_txn_abort(txn);
-	if (!rc)
+	if (!rc) {
 		inode_to_attr(ino, &r, out);
+		wb_attr_apply(&wa, out);
+	}
 	return rc;
 }
 
@@ -172,6 +178,9 @@ int dstore_lookup(struct dstore *ds, uint64_t dir, const char *name,
 	mdb_txn_abort(txn);
 	if (!rc)
 		inode_to_attr(dv.ino, &r, out);
+	/* a file's attributes as its writes held make them */
+	if (!rc && r.type == DSTORE_REG)
+		rc = dstore_getattr(ds, dv.ino, out);
 	return rc;
 }
 
@@ -503,9 +512,13 @@ int setattr_locked(struct dstore *ds, uint64_t ino,
 {
 	struct inode_rec r;
 	struct wtxn w;
-	int rc;
+	int rc = 0;
 
-	rc = wtxn_begin(ds, &w);
+	/* the writes held first: times and size set here come after them */
+	if (wb_holds(ds, ino))
+		rc = wb_flush(ds);
+	if (!rc)
+		rc = wtxn_begin(ds, &w);
 	if (rc)
 		return rc;
 	rc = inode_get(ds, w.txn, ino, &r, NULL, 0);

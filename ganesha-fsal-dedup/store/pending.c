@@ -379,10 +379,15 @@ int pending_apply(struct wtxn *w)
 	struct op_list l = { 0 };
 	MDB_cursor *cur;
 	MDB_val k, v;
-	int rc;
+	/*
+	 * This transaction's own deltas are pending too: applied with the
+	 * rest, not left in a record the count no longer shows (a batch that
+	 * applies them would otherwise lose its new chunks at the next start)
+	 */
+	int rc = delta_flush(w);
 
-	if (w->cur.pending_deltas == 0)
-		return 0;
+	if (rc || w->cur.pending_deltas == 0)
+		return rc;
 	rc = idx_err(ds, mdb_cursor_open(w->txn, ds->db_pending, &cur), "cursor");
 	if (rc)
 		return rc;
@@ -413,7 +418,7 @@ int pending_apply(struct wtxn *w)
 	return rc;
 }
 
-int dstore_apply_pending(struct dstore *ds)
+int pending_apply_all(struct dstore *ds)
 {
 	struct wtxn w;
 	int rc = wtxn_begin(ds, &w);
@@ -421,4 +426,12 @@ int dstore_apply_pending(struct dstore *ds)
 	if (rc)
 		return rc;
 	return wtxn_end(&w, pending_apply(&w));
+}
+
+int dstore_apply_pending(struct dstore *ds)
+{
+	/* the writes held make deltas too */
+	int rc = wb_flush(ds);
+
+	return rc ? rc : pending_apply_all(ds);
 }

@@ -31,6 +31,8 @@ void dstore_params_default(struct dstore_params *p)
 	p->max_readers = DSTORE_MAX_READERS_DEFAULT;
 	p->verify_reads = true;
 	p->reclaim_interval_ms = DSTORE_RECLAIM_INTERVAL_DEFAULT;
+	p->writeback_bytes = DSTORE_WRITEBACK_DEFAULT;
+	p->writeback_interval_ms = DSTORE_WRITEBACK_INTERVAL_DEFAULT;
 }
 
 void dstore_logf(struct dstore *ds, int level, const char *fmt, ...)
@@ -67,6 +69,17 @@ struct sc_hasher *dstore_hasher(struct dstore *ds)
 	return h;
 }
 
+void dstore_deadline(struct timespec *ts, uint32_t ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (long)(ms % 1000) * 1000000;
+	if (ts->tv_nsec >= 1000000000) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000;
+	}
+}
+
 void dstore_now(struct timespec *ts)
 {
 	clock_gettime(CLOCK_REALTIME, ts);
@@ -75,6 +88,22 @@ void dstore_now(struct timespec *ts)
 uint32_t dstore_block_size(const struct dstore *ds)
 {
 	return ds->bsize;
+}
+
+int dstore_epoch_next(struct dstore *ds, uint64_t now, uint64_t *epoch)
+{
+	uint64_t last = 0;
+	struct wtxn w;
+	int rc = wtxn_begin(ds, &w);
+
+	if (rc)
+		return rc;
+	rc = meta_get(ds, w.txn, "epoch", &last, sizeof(last));
+	*epoch = now > last ? now : last + 1;
+	if (!rc || rc == -ENOENT)
+		rc = meta_put(ds, w.txn, "epoch", epoch, sizeof(*epoch));
+	rc = wtxn_end(&w, rc);
+	return rc ? rc : dstore_sync(ds);
 }
 
 uint64_t dstore_id(const struct dstore *ds)
@@ -260,19 +289,13 @@ static void *reclaimer_main(void *arg)
 
 	pthread_mutex_lock(&ds->reclaimer_lock);
 	while (!ds->reclaimer_stop) {
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_sec += ds->reclaim_interval_ms / 1000;
-		until.tv_nsec += (long)(ds->reclaim_interval_ms % 1000) * 1000000;
-		if (until.tv_nsec >= 1000000000) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000;
-		}
+		dstore_deadline(&until, ds->reclaim_interval_ms);
 		pthread_cond_timedwait(&ds->reclaimer_cond, &ds->reclaimer_lock,
 				       &until);
 		if (ds->reclaimer_stop)
 			break;
 		pthread_mutex_unlock(&ds->reclaimer_lock);
-		n = dstore_apply_pending(ds);
+		n = pending_apply_all(ds);
 		if (!n)
 			n = dstore_reclaim(ds);
 		if (n < 0)
@@ -387,6 +410,12 @@ int dstore_open(const char *dir, const struct dstore_params *p,
 		rc = pthread_key_create(&ds->hasher_key, hasher_free) ? -EAGAIN : 0;
 	if (!rc)
 		rc = data_init(ds);
+	if (!rc)
+		rc = wb_init(ds, p->writeback_bytes > DSTORE_WRITEBACK_MIN ?
+				 p->writeback_bytes : DSTORE_WRITEBACK_MIN,
+			     p->writeback_interval_ms ?
+				     p->writeback_interval_ms :
+				     DSTORE_WRITEBACK_INTERVAL_DEFAULT);
 	if (rc) {
 		snprintf(err, errlen, "cannot initialize locks: %s", strerror(-rc));
 		free(ds->dir);
@@ -400,9 +429,11 @@ int dstore_open(const char *dir, const struct dstore_params *p,
 		rc = containers_open(ds);
 	/* what a crash left pending: fresh chunks live in memory only */
 	if (!rc && !ds->read_only)
-		rc = dstore_apply_pending(ds);
+		rc = pending_apply_all(ds);
 	if (!rc)
 		rc = reclaimer_start(ds, p->reclaim_interval_ms);
+	if (!rc && !ds->read_only)
+		rc = wb_start(ds);
 	if (rc) {
 		if (!err[0])
 			snprintf(err, errlen, "%s: %s", dir, strerror(-rc));
@@ -419,6 +450,9 @@ void dstore_close(struct dstore *ds)
 
 	if (!ds)
 		return;
+	if (wb_stop(ds))
+		dstore_logf(ds, DSTORE_LOG_ERROR,
+			    "closing: the writes held could not be indexed");
 	reclaimer_stop(ds);
 	if (ds->env) {
 		if (ds->index_ready && !ds->read_only) {
@@ -439,6 +473,7 @@ void dstore_close(struct dstore *ds)
 	h = pthread_getspecific(ds->hasher_key);
 	sc_hasher_free(h);
 	pthread_key_delete(ds->hasher_key);
+	wb_fini(ds);
 	data_fini(ds);
 	pthread_mutex_destroy(&ds->cont_lock);
 	pthread_mutex_destroy(&ds->fresh_lock);
@@ -456,8 +491,11 @@ int dstore_stats(struct dstore *ds, struct dstore_stats *out)
 			   ds->db_dircookie, ds->db_bmap, ds->db_chunk,
 			   ds->db_csimap, ds->db_dead, ds->db_pending };
 	MDB_txn *txn;
-	int rc = rtxn_begin(ds, &txn);
+	/* counts what is indexed: the writes held first */
+	int rc = ds->read_only ? 0 : wb_flush(ds);
 
+	if (!rc)
+		rc = rtxn_begin(ds, &txn);
 	if (rc)
 		return rc;
 	memset(out, 0, sizeof(*out));
@@ -573,29 +611,34 @@ int64_t dstore_reclaim(struct dstore *ds)
 int dstore_block_hash(struct dstore *ds, uint64_t ino, uint64_t lbn,
 		      struct sc_hash *out)
 {
-	MDB_txn *txn;
-	int rc = rtxn_begin(ds, &txn);
+	struct dstore_attr a;
+	uint8_t mapped;
+	int rc = dstore_block_hashes(ds, ino, lbn, 1, out, &mapped, &a);
 
-	if (rc)
-		return rc;
-	rc = bmap_get(ds, txn, ino, lbn, out);
-	mdb_txn_abort(txn);
-	return rc;
+	return rc ? rc : mapped ? 0 : -ENODATA;
 }
 
 int dstore_block_hashes(struct dstore *ds, uint64_t ino, uint64_t lbn,
 			uint32_t n, struct sc_hash *h, uint8_t *mapped,
 			struct dstore_attr *attr)
 {
+	struct wb_buf **held_buf = malloc((n ? n : 1) * (sizeof(*held_buf) + 1));
+	uint8_t *held = (uint8_t *)(held_buf + (n ? n : 1));
 	struct inode_rec ir;
 	struct bmap_iter it;
 	struct sc_hash got;
+	struct wb_attr wa;
 	uint64_t at;
 	MDB_txn *txn;
-	int rc = rtxn_begin(ds, &txn);
+	int rc;
 
+	if (!held_buf)
+		return -ENOMEM;
+	/* held writes first: see writeback.c */
+	wb_lookup(ds, ino, lbn, n, held_buf, held, &wa);
+	rc = rtxn_begin(ds, &txn);
 	if (rc)
-		return rc;
+		goto out;
 	memset(mapped, 0, n);
 	rc = inode_get(ds, txn, ino, &ir, NULL, 0);
 	if (!rc)
@@ -611,8 +654,20 @@ int dstore_block_hashes(struct dstore *ds, uint64_t ino, uint64_t lbn,
 			rc = 0;
 	}
 	mdb_txn_abort(txn);
-	if (!rc)
+	if (!rc) {
 		inode_to_attr(ino, &ir, attr);
+		wb_attr_apply(&wa, attr);
+	}
+out:
+	for (uint32_t i = 0; wa.held && i < n; i++) {
+		if (!held[i])
+			continue;
+		mapped[i] = held_buf[i] != NULL;
+		if (held_buf[i])
+			h[i] = held_buf[i]->h;
+		wb_buf_put(held_buf[i]);
+	}
+	free(held_buf);
 	return rc;
 }
 

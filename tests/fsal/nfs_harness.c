@@ -491,16 +491,17 @@ int nh_rpc_wait(struct nfs_context *nfs, const int *done)
 	return 0;
 }
 
-struct filesync_cb {
+struct write3_cb {
 	int done;
 	int status;
 	uint32_t count;
 	int committed;
+	char verf[NFS3_WRITEVERFSIZE];
 };
 
-static void filesync_done(struct rpc_context *rpc, int status, void *data, void *priv)
+static void write3_done(struct rpc_context *rpc, int status, void *data, void *priv)
 {
-	struct filesync_cb *cb = priv;
+	struct write3_cb *cb = priv;
 	WRITE3res *res = data;
 
 	(void)rpc;
@@ -515,39 +516,97 @@ static void filesync_done(struct rpc_context *rpc, int status, void *data, void 
 	}
 	cb->count = res->WRITE3res_u.resok.count;
 	cb->committed = res->WRITE3res_u.resok.committed;
+	memcpy(cb->verf, res->WRITE3res_u.resok.verf, NFS3_WRITEVERFSIZE);
 }
 
-int nh_write_filesync(struct nfs_context *nfs, struct nfsfh *fh,
-		      uint64_t off, const void *buf, uint32_t len)
+static const char *const how_name[] = { "UNSTABLE", "DATA_SYNC", "FILE_SYNC" };
+
+int nh_write3(struct nfs_context *nfs, struct nfsfh *fh, uint64_t off, const void *buf,
+	      uint32_t len, int how, char verf[8])
 {
 	struct nh_fh h = nh_fh_of(fh);
-	struct filesync_cb cb = { 0, 0, 0, 0 };
+	struct write3_cb cb;
 	WRITE3args args;
 	int rc;
 
+	memset(&cb, 0, sizeof(cb));
 	memset(&args, 0, sizeof(args));
 	args.file.data.data_len = h.len;
 	args.file.data.data_val = (char *)h.val;
 	args.offset = off;
 	args.count = len;
-	args.stable = FILE_SYNC;
+	args.stable = (stable_how)how;
 	args.data.data_len = len;
 	args.data.data_val = (char *)buf;
-	if (rpc_nfs3_write_async(nfs_get_rpc_context(nfs), filesync_done, &args, &cb) != 0)
+	if (rpc_nfs3_write_async(nfs_get_rpc_context(nfs), write3_done, &args, &cb) != 0)
 		return -EIO;
 	rc = nh_rpc_wait(nfs, &cb.done);
 	if (rc < 0)
 		return rc;
 	if (cb.status < 0) {
-		fprintf(stderr, "nfs-harness: FILE_SYNC write(%" PRIu64 ", %u): %s\n", off, len,
-			strerror(-cb.status));
+		fprintf(stderr, "nfs-harness: %s write(%" PRIu64 ", %u): %s\n", how_name[how], off,
+			len, strerror(-cb.status));
 		return cb.status;
 	}
-	if (cb.count != len || cb.committed != FILE_SYNC) {
-		fprintf(stderr, "nfs-harness: FILE_SYNC write(%" PRIu64 ", %u): count %u, committed %d\n",
-			off, len, cb.count, cb.committed);
+	/* the server may commit more than asked, never less */
+	if (cb.count != len || cb.committed < how) {
+		fprintf(stderr, "nfs-harness: %s write(%" PRIu64 ", %u): count %u, committed %d\n",
+			how_name[how], off, len, cb.count, cb.committed);
 		return -EIO;
 	}
+	if (verf)
+		memcpy(verf, cb.verf, NFS3_WRITEVERFSIZE);
+	return 0;
+}
+
+int nh_write_filesync(struct nfs_context *nfs, struct nfsfh *fh,
+		      uint64_t off, const void *buf, uint32_t len)
+{
+	return nh_write3(nfs, fh, off, buf, len, FILE_SYNC, NULL);
+}
+
+struct commit3_cb {
+	int done;
+	int status;
+	char verf[NFS3_WRITEVERFSIZE];
+};
+
+static void commit3_done(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	struct commit3_cb *cb = priv;
+	COMMIT3res *res = data;
+
+	(void)rpc;
+	cb->done = 1;
+	if (status != RPC_STATUS_SUCCESS)
+		cb->status = -EIO;
+	else if (res->status != NFS3_OK)
+		cb->status = nfsstat3_to_errno(res->status);
+	else
+		memcpy(cb->verf, res->COMMIT3res_u.resok.verf, NFS3_WRITEVERFSIZE);
+}
+
+int nh_commit3(struct nfs_context *nfs, struct nfsfh *fh, char verf[8])
+{
+	struct nh_fh h = nh_fh_of(fh);
+	struct commit3_cb cb;
+	COMMIT3args args;
+	int rc;
+
+	memset(&cb, 0, sizeof(cb));
+	memset(&args, 0, sizeof(args));
+	args.file.data.data_len = h.len;
+	args.file.data.data_val = (char *)h.val;
+	if (rpc_nfs3_commit_async(nfs_get_rpc_context(nfs), commit3_done, &args, &cb) != 0)
+		return -EIO;
+	rc = nh_rpc_wait(nfs, &cb.done);
+	if (rc < 0)
+		return rc;
+	if (cb.status < 0) {
+		fprintf(stderr, "nfs-harness: COMMIT: %s\n", strerror(-cb.status));
+		return cb.status;
+	}
+	memcpy(verf, cb.verf, NFS3_WRITEVERFSIZE);
 	return 0;
 }
 

@@ -92,9 +92,17 @@ int nh_check_file(struct nfs_context *nfs, const char *path, const void *buf,
 /* Index of the first differing byte of a and b, or len when equal. */
 size_t nh_first_diff(const void *a, const void *b, size_t len);
 
-/* FILE_SYNC WRITE3 of one piece (at most the server's maximum), raw RPC. */
+/*
+ * WRITE3 of one piece (at most the server's maximum), raw RPC: how is
+ * UNSTABLE, DATA_SYNC or FILE_SYNC; verf (or NULL) gets the reply's write
+ * verifier.  Fails when the server wrote less or committed less than how.
+ */
+int nh_write3(struct nfs_context *nfs, struct nfsfh *fh, uint64_t off, const void *buf,
+	      uint32_t len, int how, char verf[8]);
 int nh_write_filesync(struct nfs_context *nfs, struct nfsfh *fh,
 		      uint64_t off, const void *buf, uint32_t len);
+/* COMMIT3 of the whole file, raw RPC; verf gets the reply's verifier. */
+int nh_commit3(struct nfs_context *nfs, struct nfsfh *fh, char verf[8]);
 
 /* Handle bytes of an open file (libnfs 4.0 keeps them opaque). */
 struct nh_fh {

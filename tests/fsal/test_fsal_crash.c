@@ -9,6 +9,11 @@
  * the first round must be intact.  FSAL_DEDUP: `seacachectl fsck STORE`
  * must then exit 0 (the server stopped meanwhile).
  *
+ * A client's side of the same (test_unstable_resend): UNSTABLE writes
+ * past the last COMMIT, kill -9, start: COMMIT answers with another write
+ * verifier, the client sends again every write it had not committed, and
+ * the file then reads back exactly as written.
+ *
  * FSAL_CRASH_ROUNDS (default 6) and FSAL_CRASH_SEED change the run.
  */
 #include <errno.h>
@@ -22,8 +27,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
+#include <nfsc/libnfs-raw-nfs.h>
 
 #include "nfs_harness.h"
 
@@ -237,9 +244,107 @@ static void test_crash_rounds(void **state)
 			 getenv("SEACACHECTL") ? getenv("SEACACHECTL") : "");
 }
 
+/* The committed part, 1 MiB; then 3 MiB and a rewrite of the committed
+ * part's second half, neither committed. */
+#define RS_COMMITTED NH_MIB
+#define RS_SIZE (4 * NH_MIB)
+#define RS_PIECE (64 * NH_KIB)
+
+static void fsck_clean(const char *when)
+{
+	if (!nh_is_dedup())
+		return;
+	if (!nh_seacachectl())
+		fail_msg("FSAL_DEDUP crash test needs `seacachectl fsck STORE` (SEACACHECTL)");
+	nh_umount(v3);
+	v3 = NULL;
+	if (nh_seacachectl_run("fsck", NULL) != 0)
+		fail_msg("%s: seacachectl fsck %s failed", when, nh_env("SEACACHE_STORE"));
+	v3 = nh_mount(3);
+}
+
+/* UNSTABLE writes of want[from, to) in pieces, each answered with verf. */
+static void write_unstable(struct nfsfh *fh, const unsigned char *want, uint64_t from,
+			   uint64_t to, const char verf[8])
+{
+	char got[8];
+
+	for (uint64_t off = from; off < to; off += RS_PIECE) {
+		assert_int_equal(nh_write3(v3, fh, off, want + off, RS_PIECE, UNSTABLE, got), 0);
+		if (memcmp(got, verf, 8) != 0)
+			fail_msg("WRITE at %" PRIu64 ": its verifier is not the server's", off);
+	}
+}
+
+static void test_unstable_resend(void **state)
+{
+	static unsigned char old[RS_SIZE], want[RS_SIZE];
+	unsigned char *got;
+	char verf[8], after[8];
+	struct nfsfh *fh;
+	size_t n, d;
+
+	(void)state;
+	nh_fill_seeded(old, sizeof(old), nh_mix(seed, 0x0d));
+	nh_fill_seeded(want, sizeof(want), nh_mix(seed, 0x4e));
+	assert_int_equal(nfs_create(v3, D "/resend", O_CREAT | O_RDWR | O_TRUNC, 0644, &fh), 0);
+	/* committed: old[0, 1 MiB) */
+	assert_int_equal(nh_commit3(v3, fh, verf), 0);
+	write_unstable(fh, old, 0, RS_COMMITTED, verf);
+	assert_int_equal(nh_commit3(v3, fh, after), 0);
+	assert_memory_equal(after, verf, 8);
+	/* not committed: want[512 KiB, 4 MiB), half of it over committed data */
+	memcpy(want, old, RS_COMMITTED / 2);
+	write_unstable(fh, want, RS_COMMITTED / 2, RS_SIZE, verf);
+	nfs_close(v3, fh);
+
+	assert_int_equal(nh_ctl("kill9"), 0);
+	nh_umount(v3);
+	v3 = NULL;
+	/*
+	 * FSAL_VFS answers with Ganesha's verifier, the second the server
+	 * started: started again within it, the verifier would not change
+	 * (FSAL_DEDUP's does): a second between the two for VFS only.
+	 */
+	if (!nh_is_dedup())
+		sleep(1);
+	assert_int_equal(nh_ctl("start"), 0);
+	v3 = nh_mount(3);
+	fsck_clean("after kill -9");
+
+	/* what was committed is there; the rest may be gone, not wrong */
+	assert_int_equal(nh_read_file(v3, D "/resend", (void **)&got, &n), 0);
+	if (n < RS_COMMITTED || n > RS_SIZE)
+		fail_msg("after kill -9: %zu bytes, %u were committed, %u written", n,
+			 RS_COMMITTED, RS_SIZE);
+	d = nh_first_diff(got, old, RS_COMMITTED / 2);
+	if (d != RS_COMMITTED / 2)
+		fail_msg("after kill -9: committed byte %zu differs", d);
+	for (size_t i = RS_COMMITTED / 2; i < n; i++)
+		if (got[i] != want[i] && !(i < RS_COMMITTED && got[i] == old[i]) && got[i] != 0)
+			fail_msg("after kill -9: byte %zu is 0x%02x: never written there", i, got[i]);
+	free(got);
+
+	/* the client's COMMIT finds another verifier: it sends again */
+	assert_int_equal(nfs_open(v3, D "/resend", O_RDWR, &fh), 0);
+	assert_int_equal(nh_commit3(v3, fh, after), 0);
+	if (memcmp(after, verf, 8) == 0)
+		fail_msg("the write verifier is the same after a restart: a client would not "
+			 "send its lost UNSTABLE writes again");
+	memcpy(verf, after, 8);
+	write_unstable(fh, want, RS_COMMITTED / 2, RS_SIZE, verf);
+	assert_int_equal(nh_commit3(v3, fh, after), 0);
+	assert_memory_equal(after, verf, 8);
+	nfs_close(v3, fh);
+	assert_int_equal(nh_check_file(v3, D "/resend", want, sizeof(want)), 0);
+	fsck_clean("after the resend");
+	assert_int_equal(nh_check_file(v3, D "/resend", want, sizeof(want)), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_unstable_resend),
 		cmocka_unit_test(test_crash_rounds),
 	};
 
