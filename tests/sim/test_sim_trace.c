@@ -749,6 +749,79 @@ static void overlong_line(void **state)
 	unlink(path);
 }
 
+/*
+ * Block ids: dense from 0 in order of first appearance, the same address
+ * or fingerprint the same id; a binary trace written from the text gives
+ * back every request's time, VM, kind, length and ids, and its header the
+ * id counts; a truncated one is an error, not an end.
+ */
+static void ids_and_binary(void **state)
+{
+	static const uint32_t want_addr[] = { 0, 1, 2, 0, 1, 3 };
+	static const uint32_t want_cont[] = { 0, 1, 0, 0, 2, 1 };
+	const char *p = write_text("ids.txt",
+		"# seacache-workload v1 block_size=4096\n"
+		"10 0 R 0 5 2 " FP_A " " FP_B "\n"	/* a0 a1: c0 c1 */
+		"20 1 W 1 5 1 " FP_A "\n"		/* a2 (other file): c0 */
+		"30 0 R 0 5 1 " FP_A "\n"		/* a0: c0 */
+		"40 0 R 0 6 2 " FP_C " " FP_B "\n");	/* a1 a3: c2 c1 */
+	char bin[sizeof(path)], err[256] = "";
+	struct sim_trace *t, *b;
+	struct sim_req r, q;
+	uint32_t k = 0, addrs, contents, i;
+	FILE *f;
+
+	(void)state;
+	t = open_ok(p, NULL, 0);
+	sim_trace_want_ids(t);
+	while (sim_trace_next(t, &r) == 1)
+		for (i = 0; i < r.nblocks; i++, k++) {
+			assert_int_equal(r.addr[i], want_addr[k]);
+			assert_int_equal(r.content[i], want_cont[k]);
+		}
+	assert_int_equal(k, 6);
+	assert_false(sim_trace_ids(t, &addrs, &contents));
+	assert_int_equal(addrs, 4);
+	assert_int_equal(contents, 3);
+	sim_trace_close(t);
+
+	snprintf(bin, sizeof(bin), "%s/ids.sctr", dir);
+	assert_int_equal(sim_trace_convert(p, NULL, 0, bin, err, sizeof(err)), 0);
+	b = open_ok(bin, NULL, 0);
+	assert_string_equal(sim_trace_format(b), "binary");
+	assert_true(sim_trace_ids(b, &addrs, &contents));
+	assert_int_equal(addrs, 4);
+	assert_int_equal(contents, 3);
+	t = open_ok(p, NULL, 0);
+	sim_trace_want_ids(t);
+	while (sim_trace_next(t, &r) == 1) {
+		next_ok(b, &q);
+		assert_int_equal(q.ts_ns, r.ts_ns);
+		assert_int_equal(q.vm, r.vm);
+		assert_int_equal(q.op, r.op);
+		assert_int_equal(q.nblocks, r.nblocks);
+		assert_memory_equal(q.addr, r.addr, r.nblocks * 4);
+		assert_memory_equal(q.content, r.content, r.nblocks * 4);
+	}
+	assert_int_equal(sim_trace_next(b, &q), 0);
+	sim_trace_close(t);
+	sim_trace_close(b);
+
+	/* cut in the middle of the last record (16 + 8 bytes a block) */
+	assert_int_equal(truncate(bin, 64 + 32 + 24 + 24 + 10), 0);
+	b = open_ok(bin, NULL, 0);
+	for (k = 0; k < 3; k++)
+		next_ok(b, &q);
+	assert_int_equal(sim_trace_next(b, &q), -1);
+	assert_non_null(strstr(sim_trace_error(b), "truncated"));
+	sim_trace_close(b);
+	f = fopen(bin, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite("SCTRACE1", 1, 8, f), 8);
+	assert_int_equal(fclose(f), 0);
+	open_fails(bin, NULL, 0, "shorter than its header");
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -778,6 +851,7 @@ int main(void)
 		cmocka_unit_test(msr_malformed_lines),
 		cmocka_unit_test(compressed_input),
 		cmocka_unit_test(overlong_line),
+		cmocka_unit_test(ids_and_binary),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -461,6 +461,11 @@ static int next_line(struct sim_trace *t, char **line, char **end)
 
 /* ---- block ids ---- */
 
+/*
+ * Each further word is mixed before it joins: XOR-ing it in raw made any
+ * two fingerprints whose words XOR alike (a byte-reversed pair, say)
+ * share a key.
+ */
 uint64_t sim_fp_key(const uint8_t *fp, uint32_t len)
 {
 	uint64_t k = 0, w;
@@ -469,7 +474,7 @@ uint64_t sim_fp_key(const uint8_t *fp, uint32_t len)
 	for (i = 0; i < len; i += 8) {
 		w = 0;
 		memcpy(&w, fp + i, len - i < 8 ? len - i : 8);
-		k = i ? sc_mix64(k ^ w) : w;
+		k = i ? sc_mix64(k ^ sc_mix64(w + i)) : w;
 	}
 	return k;
 }
