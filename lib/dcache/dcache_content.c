@@ -6,8 +6,10 @@
  * request's sharing count becomes the slot's (for ELRU-n).  Spec
  * "content:POLICY", or just the policy's own spec ("elru:16").
  *
- * Memory per block: key 8, sharing count 4, index chain 4 and bucket
- * (at most 4), plus the policy's (8 for LRU and ELRU-n).
+ * Memory per block: key 8, sharing count 4, index chain 4 and buckets
+ * (at most 8: twice as many buckets as blocks, so a lookup, a miss above
+ * all, walks a shorter chain of cache-missing entries), plus the
+ * policy's (8 for LRU and ELRU-n).
  */
 #include "seacache/dcache.h"
 #include "seacache/itab.h"
@@ -53,7 +55,9 @@ static int ccont_init(struct sc_dcache *c, const char *arg)
 	cc->cap = cap;
 	cc->key = sc_calloc(cap, sizeof(*cc->key));
 	cc->share = sc_calloc(cap, sizeof(*cc->share));
-	if (!cc->key || !cc->share || sc_itab_init(&cc->tab, cap)) {
+	if (!cc->key || !cc->share ||
+	    sc_itab_init_buckets(&cc->tab, cap,
+				 cap < (1u << 31) ? cap * 2 : cap)) {
 		ccont_free(cc);
 		return -SC_ENOMEM;
 	}
