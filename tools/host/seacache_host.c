@@ -241,10 +241,11 @@ static void print_json(const struct opts *o, const char *label,
 	for (unsigned int v = 0; v < r->nvms; v++) {
 		const struct vm_result *x = &res[v];
 
-		printf("%s\n  {\"vm\": %u, \"requests\": %llu, \"blocks\": %llu, \"verified\": %llu, \"mismatches\": %llu, \"errors\": %llu, \"lat_mean_us\": %.1f, \"lat_p50_us\": %.1f, \"lat_p99_us\": %.1f, \"seconds\": %.3f}",
+		printf("%s\n  {\"vm\": %u, \"requests\": %llu, \"blocks\": %llu, \"write_blocks\": %llu, \"verified\": %llu, \"mismatches\": %llu, \"errors\": %llu, \"lat_mean_us\": %.1f, \"lat_p50_us\": %.1f, \"lat_p99_us\": %.1f, \"seconds\": %.3f}",
 		       v ? "," : "", r->vm_first + v,
 		       (unsigned long long)x->requests,
 		       (unsigned long long)x->blocks,
+		       (unsigned long long)x->write_blocks,
 		       (unsigned long long)x->verified,
 		       (unsigned long long)x->mismatches,
 		       (unsigned long long)x->errors, x->lat_mean_us,
