@@ -10,16 +10,15 @@
  *   test_fsal_conformance record FILE    (under scripts/ganesha-run)
  *   test_fsal_conformance compare VFS_FILE DEDUP_FILE
  *
- * Scenarios, over NFSv3 and NFSv4.0 (libnfs) in directories of their own:
- * lookups and creations with their errors (ENOENT, EEXIST, ENOTDIR,
- * EISDIR, ENOTEMPTY, ENAMETOOLONG), rename onto files and directories,
- * a directory into itself, hard links and their edge cases, symlinks,
- * large sparse files, truncation and extension, attributes (mode, owner,
- * times set by the client) and which times an operation changes, and
- * directory listings.  Over NFSv4.1/4.2 (nfs4_client.h): byte-range locks
- * of two owners, a READ under a write-only open against another owner's
- * deny, SEEK and ALLOCATE.  NLM (v3 locks) is not compared: ganesha-run
- * serves no NLM and libnfs 4.0 has no NLM client call.
+ * Scenarios (ganesha-fsal-dedup/README.md, "Conformance with FSAL_VFS",
+ * lists them): over NFSv3 and NFSv4.0 (libnfs) in directories of their
+ * own, file and directory operations with their errors, renames and links
+ * at their edges, symlinks and special files, large sparse files,
+ * attributes, which times each operation changes, listings, what an
+ * unprivileged user may not do; over NFSv3 by raw calls, CREATE's modes and
+ * NLM locks (ganesha-run --nlm); over NFSv4.1/4.2 (nfs4_client.h), OPEN's
+ * modes and refusals, byte-range locks, shares, a file removed while open,
+ * ALLOCATE, DEALLOCATE and SEEK.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,6 +37,7 @@
 
 #include <nfsc/libnfs-raw.h>
 #include <nfsc/libnfs-raw-nfs.h>
+#include <nfsc/libnfs-raw-nlm.h>
 
 /*
  * The differences allowed: step, FSAL_VFS's answer, FSAL_DEDUP's answer,
@@ -640,6 +640,126 @@ static void creates_v3(void)
 	nfs_close(nfs, dirfh);
 }
 
+/*
+ * NLM, NFSv3's locks, by libnfs's raw calls: an nfs_context that mounts
+ * nothing holds the RPC connection to the server's lock manager.
+ */
+static struct nfs_context *nlm;
+
+struct nlm_cb {
+	int done;
+	int status;			/* RPC_STATUS_* */
+	int proc;			/* NLM4_TEST, NLM4_LOCK, NLM4_UNLOCK */
+	int stat;			/* nlmstat4 */
+};
+
+static void nlm_done(struct rpc_context *rpc, int status, void *data, void *priv)
+{
+	struct nlm_cb *cb = priv;
+
+	(void)rpc;
+	cb->done = 1;
+	cb->status = status;
+	if (status != RPC_STATUS_SUCCESS || !data)
+		return;
+	if (cb->proc == NLM4_TEST)
+		cb->stat = ((NLM4_TESTres *)data)->reply.status;
+	else if (cb->proc == NLM4_LOCK)
+		cb->stat = ((NLM4_LOCKres *)data)->status;
+	else
+		cb->stat = ((NLM4_UNLOCKres *)data)->status;
+}
+
+static int nlm_connect(void)
+{
+	struct nlm_cb cb = { 0 };
+
+	nlm = nfs_init_context();
+	if (!nlm || rpc_connect_program_async(nfs_get_rpc_context(nlm), nh_env("NFS_SERVER"),
+					      NLM_PROGRAM, NLM_V4, nlm_done, &cb) != 0)
+		return -EIO;
+	if (nh_rpc_wait(nlm, &cb.done) < 0 || cb.status != RPC_STATUS_SUCCESS)
+		return -EIO;
+	return 0;
+}
+
+/* PROC (NLM4_TEST, NLM4_LOCK, NLM4_UNLOCK) of OWNER's range; the answer. */
+static void nlm_step(const char *what, int proc, struct nfsfh *fh, const char *owner,
+		     bool exclusive, uint64_t off, uint64_t len)
+{
+	static const char *const stat_name[] = {
+		"GRANTED", "DENIED", "DENIED_NOLOCKS", "BLOCKED", "DENIED_GRACE_PERIOD",
+		"DEADLCK", "ROFS", "STALE_FH", "FBIG", "FAILED",
+	};
+	struct rpc_context *rpc = nfs_get_rpc_context(nlm);
+	struct nh_fh h = nh_fh_of(fh);
+	struct nlm_cb cb = { .proc = proc };
+	nlm4_lock lock = {
+		.caller_name = "sc-conformance",
+		.fh = { { h.len, (char *)h.val } },
+		.oh = (char *)owner,
+		.svid = (u_int)owner[strlen(owner) - 1],
+		.l_offset = off,
+		.l_len = len,
+	};
+	char cookie[4] = "ck01";
+	int rc;
+
+	if (proc == NLM4_TEST) {
+		NLM4_TESTargs a = { { { 4, cookie } }, exclusive, lock };
+
+		rc = rpc_nlm4_test_async(rpc, nlm_done, &a, &cb);
+	} else if (proc == NLM4_LOCK) {
+		NLM4_LOCKargs a = { { { 4, cookie } }, 0, exclusive, lock, 0, 0 };
+
+		rc = rpc_nlm4_lock_async(rpc, nlm_done, &a, &cb);
+	} else {
+		NLM4_UNLOCKargs a = { { { 4, cookie } }, lock };
+
+		rc = rpc_nlm4_unlock_async(rpc, nlm_done, &a, &cb);
+	}
+	if (rc == 0)
+		rc = nh_rpc_wait(nlm, &cb.done);
+	if (rc < 0 || cb.status != RPC_STATUS_SUCCESS)
+		say(what, "RPC failed");
+	else if (cb.stat >= 0 && cb.stat < (int)(sizeof(stat_name) / sizeof(stat_name[0])))
+		say(what, "NLM4_%s", stat_name[cb.stat]);
+	else
+		say(what, "NLM4_%d", cb.stat);
+}
+
+static void nlm_locks(void)
+{
+	struct nfsfh *fh;
+	int rc;
+
+	snprintf(scen, sizeof(scen), "nlm");
+	STEP("connect", nlm_connect());
+	rc = nfs_create(nfs, P("nlm"), O_CREAT | O_RDWR, 0644, &fh);
+	STEP("create", rc);
+	if (rc < 0 || !nlm)
+		return;
+	nlm_step("a-write-lock", NLM4_LOCK, fh, "owner-a", true, 0, 100);
+	nlm_step("b-test-overlap", NLM4_TEST, fh, "owner-b", true, 50, 10);
+	nlm_step("b-test-read-overlap", NLM4_TEST, fh, "owner-b", false, 99, 1);
+	nlm_step("b-test-after", NLM4_TEST, fh, "owner-b", true, 100, 10);
+	nlm_step("b-read-lock-after", NLM4_LOCK, fh, "owner-b", false, 100, 10);
+	nlm_step("b-write-lock-overlap", NLM4_LOCK, fh, "owner-b", true, 0, 10);
+	nlm_step("a-test-own", NLM4_TEST, fh, "owner-a", true, 0, 10);
+	nlm_step("a-unlock", NLM4_UNLOCK, fh, "owner-a", true, 0, 100);
+	nlm_step("b-write-lock-freed", NLM4_LOCK, fh, "owner-b", true, 0, 10);
+	nlm_step("a-read-lock-denied", NLM4_LOCK, fh, "owner-a", false, 5, 1);
+	nlm_step("a-lock-to-end", NLM4_LOCK, fh, "owner-a", true, 1000, 0);
+	nlm_step("b-test-far", NLM4_TEST, fh, "owner-b", false, 1ull << 40, 1);
+	nlm_step("a-unlock-all", NLM4_UNLOCK, fh, "owner-a", true, 0, 0);
+	nlm_step("b-unlock-all", NLM4_UNLOCK, fh, "owner-b", true, 0, 0);
+	nlm_step("a-after-all", NLM4_LOCK, fh, "owner-a", true, 0, 0);
+	nlm_step("a-unlock-end", NLM4_UNLOCK, fh, "owner-a", true, 0, 0);
+	nfs_close(nfs, fh);
+	nfs_destroy_context(nlm);
+	nlm = NULL;
+}
+
 static void fs_scenarios(int version)
 {
 	snprintf(pfx, sizeof(pfx), "v%d/", version);
@@ -650,8 +770,10 @@ static void fs_scenarios(int version)
 		exit(1);
 	}
 	lookups_and_creations();
-	if (version == 3)
+	if (version == 3) {
 		creates_v3();
+		nlm_locks();
+	}
 	renames();
 	links();
 	sizes();
