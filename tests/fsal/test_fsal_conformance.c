@@ -207,8 +207,6 @@ static void open_step(const char *what, const char *path, int flags)
 
 static void lookups_and_creations(void)
 {
-	char longname[300];
-
 	snprintf(scen, sizeof(scen), "create");
 	STEP("stat-missing", nfs_stat64(nfs, P("missing"), &(struct nfs_stat_64){ 0 }));
 	open_step("open-missing", P("missing"), O_RDONLY);
@@ -224,11 +222,6 @@ static void lookups_and_creations(void)
 	create_step("create-under-file", P("f/x"), O_CREAT | O_RDWR, 0644);
 	STEP("stat-under-file", nfs_stat64(nfs, P("f/x"), &(struct nfs_stat_64){ 0 }));
 	open_step("open-dir-for-write", P("d"), O_WRONLY);
-	memset(longname, 'n', 256);
-	longname[256] = '\0';
-	create_step("create-name-256", P(longname), O_CREAT | O_RDWR, 0644);
-	longname[255] = '\0';
-	create_step("create-name-255", P(longname), O_CREAT | O_RDWR, 0644);
 
 	snprintf(scen, sizeof(scen), "remove");
 	STEP("mkdir-nonempty", nfs_mkdir(nfs, P("full")));
@@ -619,6 +612,7 @@ static int create3(struct nfsfh *dirfh, const char *name, createmode3 how,
 static void creates_v3(void)
 {
 	struct nfsfh *dirfh;
+	char name[257];
 	int rc;
 
 	snprintf(scen, sizeof(scen), "create3");
@@ -637,6 +631,12 @@ static void creates_v3(void)
 	STEP("unchecked-existing", create3(dirfh, "g3", UNCHECKED, NULL));
 	STEP("exclusive-over-dir", create3(dirfh, "d", EXCLUSIVE, "verifier"));
 	STEP("unchecked-over-dir", create3(dirfh, "d", UNCHECKED, NULL));
+	/* names of 255 and 256 bytes, as sent (libnfs's path calls cut them) */
+	memset(name, 'm', 256);
+	name[256] = '\0';
+	STEP("name-256", create3(dirfh, name, UNCHECKED, NULL));
+	name[255] = '\0';
+	STEP("name-255", create3(dirfh, name, UNCHECKED, NULL));
 	nfs_close(nfs, dirfh);
 }
 
@@ -815,6 +815,7 @@ static void opens(void)
 	struct n4_stateid sid;
 	struct n4_fh fh;
 	uint64_t size = 0;
+	char name[257];
 
 	snprintf(scen, sizeof(scen), "open");
 	say("mkdir", "%s", ename(nfs_mkdir(v3, "/conformance-v4/od")));
@@ -827,6 +828,14 @@ static void opens(void)
 				    N4_NOCREATE, NULL, &sid, &fh));
 	say4("create-over-dir", n4_open_how(c, &n4dir, "od", "o", N4_ACCESS_BOTH,
 					    N4_DENY_NONE, N4_UNCHECKED, NULL, &sid, &fh));
+	memset(name, 'm', 256);
+	name[256] = '\0';
+	say4("create-name-256", n4_open_how(c, &n4dir, name, "o", N4_ACCESS_BOTH, N4_DENY_NONE,
+					    N4_GUARDED, NULL, &sid, &fh));
+	name[255] = '\0';
+	say4("create-name-255", n4_open_how(c, &n4dir, name, "o", N4_ACCESS_BOTH, N4_DENY_NONE,
+					    N4_GUARDED, NULL, &sid, &fh));
+	say4("close-name-255", n4_close(c, &fh, &sid));
 	say4("guarded-new", n4_open_how(c, &n4dir, "og", "o", N4_ACCESS_BOTH, N4_DENY_NONE,
 					N4_GUARDED, NULL, &sid, &fh));
 	say4("write", n4_write(c, &fh, &sid, 0, "guarded", 7, true));
