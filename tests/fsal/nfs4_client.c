@@ -334,6 +334,17 @@ static int run_on(struct compound *k)
 	return run(k, ops);
 }
 
+/* run_on() for an operation whose result is a stateid: into *sid. */
+static int run_on_stateid(struct compound *k, struct n4_stateid *sid)
+{
+	int rc = run_on(k);
+
+	if (rc != 0)
+		return rc;
+	get_stateid(k, sid);
+	return done(k);
+}
+
 static int get_fh(struct compound *k, struct n4_fh *fh)
 {
 	const uint8_t *p;
@@ -583,34 +594,24 @@ int n4_close(struct n4_client *c, const struct n4_fh *fh,
 	     struct n4_stateid *sid)
 {
 	struct compound k;
-	int rc;
 
 	begin_on(c, &k, fh, OP_CLOSE);
 	put32(&k, 0);
 	put_stateid(&k, sid);
-	rc = run_on(&k);
-	if (rc != 0)
-		return rc;
-	get_stateid(&k, sid);
-	return done(&k);
+	return run_on_stateid(&k, sid);
 }
 
 int n4_open_downgrade(struct n4_client *c, const struct n4_fh *fh,
 		      struct n4_stateid *sid, uint32_t access, uint32_t deny)
 {
 	struct compound k;
-	int rc;
 
 	begin_on(c, &k, fh, OP_OPEN_DOWNGRADE);
 	put_stateid(&k, sid);
 	put32(&k, 0);
 	put32(&k, access);
 	put32(&k, deny);
-	rc = run_on(&k);
-	if (rc != 0)
-		return rc;
-	get_stateid(&k, sid);
-	return done(&k);
+	return run_on_stateid(&k, sid);
 }
 
 int n4_write(struct n4_client *c, const struct n4_fh *fh,
@@ -674,7 +675,6 @@ int n4_lock(struct n4_client *c, const struct n4_fh *fh,
 	    bool write, uint64_t off, uint64_t len, struct n4_stateid *lock_sid)
 {
 	struct compound k;
-	int rc;
 
 	begin_on(c, &k, fh, OP_LOCK);
 	put32(&k, lock_type(write));
@@ -692,11 +692,7 @@ int n4_lock(struct n4_client *c, const struct n4_fh *fh,
 		put_stateid(&k, lock_sid);
 		put32(&k, 0);
 	}
-	rc = run_on(&k);
-	if (rc != 0)
-		return rc;
-	get_stateid(&k, lock_sid);
-	return done(&k);
+	return run_on_stateid(&k, lock_sid);
 }
 
 int n4_lockt(struct n4_client *c, const struct n4_fh *fh, const char *owner,
@@ -719,7 +715,6 @@ int n4_locku(struct n4_client *c, const struct n4_fh *fh,
 	     struct n4_stateid *lock_sid, uint64_t off, uint64_t len)
 {
 	struct compound k;
-	int rc;
 
 	begin_on(c, &k, fh, OP_LOCKU);
 	put32(&k, lock_type(true));
@@ -727,11 +722,7 @@ int n4_locku(struct n4_client *c, const struct n4_fh *fh,
 	put_stateid(&k, lock_sid);
 	put64(&k, off);
 	put64(&k, len);
-	rc = run_on(&k);
-	if (rc != 0)
-		return rc;
-	get_stateid(&k, lock_sid);
-	return done(&k);
+	return run_on_stateid(&k, lock_sid);
 }
 
 static int alloc_op(struct n4_client *c, uint32_t opcode,

@@ -946,6 +946,19 @@ static void say_seek(const char *what, struct n4_fh *fh, struct n4_stateid *sid,
 		    at, eof ? " eof" : "");
 }
 
+/* ALLOCATE and DEALLOCATE of 4 KiB, and which times they change. */
+static const struct falloc {
+	const char *what;
+	bool punch;
+	uint64_t off;
+} fallocs[] = {
+	{ "deallocate-data", true, 8192 },
+	{ "deallocate-hole", true, 20480 },
+	{ "deallocate-past-end", true, 65536 },
+	{ "allocate-within", false, 0 },
+	{ "allocate-extend", false, 32768 },
+};
+
 static void v42(void)
 {
 	static uint8_t data[4096];
@@ -973,21 +986,14 @@ static void v42(void)
 	/* which times ALLOCATE and DEALLOCATE change (seen over NFSv3) */
 	nfs = nh_mount(3);
 	say4("write-data", n4_write(c, &fh, &sid, 8192, data, sizeof(data), true));
-	t = before("/conformance-v4/al");
-	say4("deallocate-data", n4_deallocate(c, &fh, &sid, 8192, 4096));
-	say_changed("deallocate-data", "/conformance-v4/al", t);
-	t = before("/conformance-v4/al");
-	say4("deallocate-hole", n4_deallocate(c, &fh, &sid, 20480, 4096));
-	say_changed("deallocate-hole", "/conformance-v4/al", t);
-	t = before("/conformance-v4/al");
-	say4("deallocate-past-end", n4_deallocate(c, &fh, &sid, 65536, 4096));
-	say_changed("deallocate-past-end", "/conformance-v4/al", t);
-	t = before("/conformance-v4/al");
-	say4("allocate-within", n4_allocate(c, &fh, &sid, 0, 4096));
-	say_changed("allocate-within", "/conformance-v4/al", t);
-	t = before("/conformance-v4/al");
-	say4("allocate-extend", n4_allocate(c, &fh, &sid, 32768, 4096));
-	say_changed("allocate-extend", "/conformance-v4/al", t);
+	for (size_t i = 0; i < sizeof(fallocs) / sizeof(fallocs[0]); i++) {
+		const struct falloc *f = &fallocs[i];
+
+		t = before("/conformance-v4/al");
+		say4(f->what, f->punch ? n4_deallocate(c, &fh, &sid, f->off, 4096) :
+					 n4_allocate(c, &fh, &sid, f->off, 4096));
+		say_changed(f->what, "/conformance-v4/al", t);
+	}
 	nh_umount(nfs);
 	nfs = NULL;
 	say4("close", n4_close(c, &fh, &sid));
