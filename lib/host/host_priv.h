@@ -34,6 +34,10 @@ struct host_pin {
 };
 
 #define HOST_HASHERS 8
+/* Buckets of the contents in flight (host_read.c), a power of two. */
+#define HOST_FLIGHT_BUCKETS 64
+
+struct rd_blk;
 
 struct sc_host {
 	struct sc_host_transport tr;
@@ -65,6 +69,8 @@ struct sc_host {
 	uint64_t *rd_live;
 	uint32_t rd_nlive, rd_cap;
 	struct sc_waitq rd_done;	/* woken as each READ ends */
+	/* the contents our reads are fetching, by hash: single flight */
+	struct rd_blk *flights[HOST_FLIGHT_BUCKETS];
 	struct sc_host_stats st;
 };
 

@@ -17,7 +17,7 @@ enum rb_state {
 	RB_ASK,		/* nothing known: the server names it */
 	RB_DATA,	/* its hash is known, the content is not cached */
 	RB_FORCE,	/* a HASH or DELEGATED answer failed: FORCE_DATA */
-	RB_WAIT,	/* HASH of a content that may be on its way */
+	RB_WAIT,	/* a content on its way: HASH answer, or flight */
 	RB_DONE,
 };
 
@@ -28,7 +28,11 @@ struct rd_blk {
 	struct sc_hash h;	/* RB_DATA; delegated: the content */
 	uint8_t st;		/* enum rb_state */
 	uint8_t delegated;	/* the server counts it held (§7.3) */
-	uint64_t change;	/* RB_WAIT: of the reply that named h */
+	uint8_t flying;		/* its content h is our flight */
+	uint8_t flight;		/* RB_WAIT: for another read's flight */
+	uint8_t bucket;		/* flying: its bucket of the host's flights */
+	uint64_t change;	/* RB_WAIT, HASH: of the reply that named h */
+	struct rd_blk *fnext;	/* flying: the next flight of the bucket */
 };
 
 /* The counters of one request, added to the host's at the end. */
@@ -52,7 +56,8 @@ struct rd {
 	uint32_t n;
 	uint64_t size;		/* the file's size in the last reply */
 	struct sc_hasher *hs;
-	uint64_t wait_upto;	/* RB_WAIT: READs started up to this one */
+	uint64_t wait_upto;	/* RB_WAIT, HASH: READs started up to this */
+	uint32_t flight_waits;	/* RB_WAIT blocks for another's flight */
 	struct rd_acc acc;
 };
 
@@ -72,6 +77,20 @@ int host_file_size(struct sc_host *h, uint64_t file, uint64_t *size)
 static uint64_t blocks_of(uint64_t size, uint32_t bshift)
 {
 	return (size >> bshift) + !!(size & ((1ull << bshift) - 1));
+}
+
+/*
+ * The content an answer named for b.  Other reads look a flight's hash up
+ * under the host's lock: it changes (the file did) under that lock.
+ */
+static void rd_set_hash(struct rd *r, struct rd_blk *b,
+			const struct sc_hash *hash)
+{
+	if (sc_hash_eq(&b->h, hash))
+		return;
+	sc_mutex_lock(&r->h->lock);
+	b->h = *hash;
+	sc_mutex_unlock(&r->h->lock);
 }
 
 /* Cache b->dst, verified to hold content hash; the block is done. */
@@ -118,7 +137,7 @@ static void rd_delegated(struct rd *r, struct rd_blk *b, uint64_t change,
 
 	r->acc.delegations++;
 	b->delegated = 1;
-	b->h = rb->hash;
+	rd_set_hash(r, b, &rb->hash);
 	if (h->tr.peer_fetch &&
 	    !h->tr.peer_fetch(h->tr.ctx, &rb->peer, c->id, c->epoch,
 			      &rb->hash, &rb->token, b->dst)) {
@@ -269,29 +288,158 @@ int host_reads_settle(struct sc_host *h, uint32_t max_ms)
 }
 
 /*
- * The RB_WAIT blocks: once the READs started before their answers are
- * done, served from the cache, or read with FORCE_DATA after all.
+ * Single flight: when VMs of a host read one content at once (a boot
+ * storm), one read fetches it and the others wait for it.  Before its
+ * READs a read claims the content of each block it knows the hash of
+ * (RB_DATA: from GET_HASHES, or a mapping whose content left the cache;
+ * RB_FORCE: named by a HASH or DELEGATED answer that did not deliver),
+ * unless another read is fetching it: then the block waits for that one.
+ * A read lands its flights once their answers are in the cache (or
+ * failed), and only then waits for others' flights, so no two reads wait
+ * for each other.  The flights live in the reads' own blocks: the host
+ * holds only the buckets' heads.
  */
-static int rd_wait(struct rd *r)
+static uint8_t flight_bucket(const struct sc_hash *hash)
 {
+	return (uint8_t)(sc_hash_key64(hash) & (HOST_FLIGHT_BUCKETS - 1));
+}
+
+/* The block whose read is fetching content hash, or NULL (lock held). */
+static struct rd_blk *flight_find(struct sc_host *h,
+				  const struct sc_hash *hash)
+{
+	struct rd_blk *f;
+
+	for (f = h->flights[flight_bucket(hash)]; f; f = f->fnext)
+		if (sc_hash_eq(&f->h, hash))
+			return f;
+	return NULL;
+}
+
+/* The flights of r that are done (all: every one) land; waiters wake. */
+static void rd_land(struct rd *r, bool all)
+{
+	struct sc_host *h = r->h;
+	struct rd_blk **pp, *b;
+	bool landed = false;
+	uint32_t i;
+
+	sc_mutex_lock(&h->lock);
+	for (i = 0; i < r->n; i++) {
+		b = &r->b[i];
+		if (!b->flying || (!all && b->st != RB_DONE))
+			continue;
+		for (pp = &h->flights[b->bucket]; *pp != b; pp = &(*pp)->fnext)
+			;
+		*pp = b->fnext;
+		b->flying = 0;
+		landed = true;
+	}
+	sc_mutex_unlock(&h->lock);
+	if (landed)
+		sc_wake_all(&h->rd_done);
+}
+
+/*
+ * Claim the contents of the blocks in a state of mask (their hashes are
+ * known), or wait for them (RB_WAIT).
+ */
+static void rd_claim(struct rd *r, uint32_t mask)
+{
+	struct sc_host *h = r->h;
+	struct rd_blk *b, *f;
+	bool claimed = false;
+	uint32_t i, k;
+
+	sc_mutex_lock(&h->lock);
+	for (i = 0; i < r->n; i++) {
+		b = &r->b[i];
+		if (!(mask & 1u << b->st) || b->flying)
+			continue;
+		f = flight_find(h, &b->h);
+		if (!f) {
+			b->bucket = flight_bucket(&b->h);
+			b->fnext = h->flights[b->bucket];
+			h->flights[b->bucket] = b;
+			b->flying = 1;
+			claimed = true;
+			continue;
+		}
+		/* one content twice in this read: both asked, never waited */
+		for (k = 0; k < i && f != &r->b[k]; k++)
+			;
+		if (k == i) {
+			b->st = RB_WAIT;
+			b->flight = 1;
+			r->flight_waits++;
+		}
+	}
+	sc_mutex_unlock(&h->lock);
+	/* a flight that landed since the lookup brought it */
+	for (i = 0; claimed && i < r->n; i++) {
+		b = &r->b[i];
+		if (b->flying && sc_hostcache_get(h->hc, &b->h, b->dst)) {
+			b->st = RB_DONE;
+			r->acc.waited++;
+		}
+	}
+	if (claimed)
+		rd_land(r, false);
+}
+
+/* Have the flights that r's RB_WAIT blocks wait for landed? */
+static bool rd_flights_landed(void *arg)
+{
+	struct rd *r = arg;
+	struct sc_host *h = r->h;
+	bool flying = false;
+	uint32_t i;
+
+	sc_mutex_lock(&h->lock);
+	for (i = 0; i < r->n && !flying; i++)
+		flying = r->b[i].st == RB_WAIT && r->b[i].flight &&
+			 flight_find(h, &r->b[i].h);
+	sc_mutex_unlock(&h->lock);
+	return !flying;
+}
+
+/*
+ * The RB_WAIT blocks of one kind, once what they wait for is done (a
+ * HASH answer's: the READs started before it; flight: the flight of
+ * another read), served from the cache, or read with FORCE_DATA after
+ * all.
+ */
+static int rd_wait(struct rd *r, bool flight)
+{
+	struct rd_blk *b;
 	uint32_t i;
 	int err;
 
-	err = rd_settle(r->h, r->wait_upto, RD_WAIT_MAX_MS);
-	if (err)
+	err = flight ? sc_waitq_wait(&r->h->rd_done, rd_flights_landed, r,
+				     RD_WAIT_MAX_MS) :
+		       rd_settle(r->h, r->wait_upto, RD_WAIT_MAX_MS);
+	if (err && err != -SC_ETIMEDOUT)
 		return err;
 	for (i = 0; i < r->n; i++) {
-		struct rd_blk *b = &r->b[i];
-
-		if (b->st != RB_WAIT)
+		b = &r->b[i];
+		if (b->st != RB_WAIT || b->flight != flight)
 			continue;
-		b->st = sc_hostcache_read_hash_at(r->h->hc, r->file, b->lbn,
-						  b->change, &b->h, b->dst) ==
-			SC_CONTENT_HIT ? RB_DONE : RB_FORCE;
-		if (b->st == RB_DONE)
+		/* a flight's block is mapped already: its content serves */
+		if (flight ? sc_hostcache_get(r->h->hc, &b->h, b->dst) :
+		    sc_hostcache_read_hash_at(r->h->hc, r->file, b->lbn,
+					      b->change, &b->h, b->dst) ==
+		    SC_CONTENT_HIT) {
+			b->st = RB_DONE;
 			r->acc.waited++;
+		} else {
+			b->st = RB_FORCE;
+		}
+		b->flight = 0;
 	}
-	r->wait_upto = 0;
+	if (flight)
+		r->flight_waits = 0;
+	else
+		r->wait_upto = 0;
 	return 0;
 }
 
@@ -341,7 +489,7 @@ static int rd_read_reply(struct rd *r, struct rd_blk *b, uint32_t count,
 				break;
 			}
 			/* another VM's READ may be bringing it: rd_wait */
-			b[i].h = rb->hash;
+			rd_set_hash(r, &b[i], &rb->hash);
 			b[i].change = change;
 			b[i].st = RB_WAIT;
 			r->wait_upto = rd_seq_now(r->h);
@@ -477,6 +625,13 @@ static int rd_each_run(struct rd *r, uint32_t mask,
 	return 0;
 }
 
+/* The RB_FORCE blocks, read with FORCE_DATA. */
+static int rd_force(struct rd *r)
+{
+	return rd_each_run(r, 1u << RB_FORCE, rd_read,
+			   CSI_READ_WANT_DATA | CSI_READ_FORCE_DATA);
+}
+
 /* Every miss of the window, from the server (and peers). */
 static int rd_fetch(struct rd *r)
 {
@@ -486,6 +641,8 @@ static int rd_fetch(struct rd *r)
 	err = host_pins_resend(r->h, r->file);
 	if (!err && (f & CSI_FEAT_READ_HASH) && !(f & CSI_FEAT_TRACKER))
 		err = rd_each_run(r, 1u << RB_ASK, rd_hashes, 0);
+	if (!err)
+		rd_claim(r, 1u << RB_DATA);
 	if (f & CSI_FEAT_PUSH)
 		flags |= CSI_READ_ACCEPT_PUSH;
 	if (f & CSI_FEAT_COOP)
@@ -493,11 +650,22 @@ static int rd_fetch(struct rd *r)
 	if (!err)
 		err = rd_each_run(r, 1u << RB_ASK | 1u << RB_DATA, rd_read,
 				  flags);
+	/*
+	 * Our flights land once their contents are in or failed: a HASH
+	 * answer waits for the READs before it (which never wait for a
+	 * flight), then FORCE_DATA; only then do we wait for others' flights.
+	 */
 	if (!err && r->wait_upto)
-		err = rd_wait(r);
+		err = rd_wait(r, false);
+	if (!err) {
+		rd_claim(r, 1u << RB_FORCE);
+		err = rd_force(r);
+	}
+	rd_land(r, true);
+	if (!err && r->flight_waits)
+		err = rd_wait(r, true);
 	if (!err)
-		err = rd_each_run(r, 1u << RB_FORCE, rd_read,
-				  CSI_READ_WANT_DATA | CSI_READ_FORCE_DATA);
+		err = rd_force(r);
 	for (i = 0; i < r->n; i++) {
 		if (r->b[i].st == RB_DONE)
 			continue;
@@ -578,6 +746,8 @@ static int rd_miss(struct rd *r, uint64_t lbn, enum sc_read_result res,
 	b->h = *hh;
 	b->st = res == SC_NEED_DATA ? RB_DATA : RB_ASK;
 	b->delegated = 0;
+	b->flying = 0;
+	b->flight = 0;
 	return 0;
 }
 

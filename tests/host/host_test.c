@@ -74,7 +74,31 @@ struct ft {
 	bool bad_token;		/* tokens corrupted before a peer read */
 	uint32_t max_notices;	/* most notices in one request */
 	uint64_t id, epoch;	/* the last HELLO's */
+	/*
+	 * The gate (test_single_flight): READs of blocks wait until this
+	 * many GET_HASHES replies came (or GATE_MS passed), so that every
+	 * reader of a round asks before the first READ is answered.
+	 */
+	uint32_t gate, gate_hashes;
+	pthread_cond_t gate_cv;
 };
+
+#define GATE_MS 300
+
+static void gate_pass(struct ft *f)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += GATE_MS * 1000000L;
+	until.tv_sec += until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
+	pthread_mutex_lock(&f->lock);
+	while (f->gate_hashes < f->gate &&
+	       pthread_cond_timedwait(&f->gate_cv, &f->lock, &until) == 0)
+		;
+	pthread_mutex_unlock(&f->lock);
+}
 
 static bool has_hdr(uint32_t proc)
 {
@@ -111,9 +135,18 @@ static int ft_call(void *ctx, uint32_t proc, const void *args, void *res,
 	}
 	if (strip && hdr)
 		hdr->nevicted = 0;
+	if (proc == CSI_PROC_READ &&
+	    ((const struct csi_read_args *)args)->count)
+		gate_pass(f);
 	err = f->inner.call(f->inner.ctx, proc, args, res, reply);
 	if (strip && hdr)
 		hdr->nevicted = n;
+	if (proc == CSI_PROC_GET_HASHES) {
+		pthread_mutex_lock(&f->lock);
+		f->gate_hashes++;
+		pthread_cond_broadcast(&f->gate_cv);
+		pthread_mutex_unlock(&f->lock);
+	}
 	return err;
 }
 
@@ -207,6 +240,7 @@ static struct th *th_new(uint8_t uuid, enum sc_variant v,
 		c.peer.port = dead_port();
 	}
 	pthread_mutex_init(&t->ft.lock, NULL);
+	pthread_cond_init(&t->ft.gate_cv, NULL);
 	c.tr.call = ft_call;
 	c.tr.release = ft_release;
 	c.tr.peer_fetch = ft_peer_fetch;
@@ -224,6 +258,7 @@ static void th_free(struct th *t)
 	sc_host_transport_set_host(t->st, NULL);
 	sc_host_destroy(t->h);
 	sc_host_transport_close(t->st);
+	pthread_cond_destroy(&t->ft.gate_cv);
 	pthread_mutex_destroy(&t->ft.lock);
 	free(t);
 }
@@ -335,6 +370,107 @@ static void test_read_variants(void **state)
 			assert_true(s1.server_data_blocks >= 2 * NBLK);
 		/* only after a failed delegation, to a host gone before */
 		assert_int_equal(s1.force_data_blocks, s1.peer_failures);
+		th_free(t);
+	}
+}
+
+/* ---- single flight (issue 21) ---- */
+
+#define SF_READERS 8
+
+struct sf_reader {
+	struct th *t;
+	uint64_t file;
+	pthread_barrier_t *start;
+	bool ok;
+	pthread_t tid;
+};
+
+static void *sf_read(void *arg)
+{
+	struct sf_reader *sr = arg;
+	uint8_t *buf = malloc(FSIZE);
+
+	pthread_barrier_wait(sr->start);
+	sr->ok = buf && sc_host_read(sr->t->h, sr->file, 0, buf, FSIZE) ==
+			FSIZE && !memcmp(buf, base, FSIZE);
+	free(buf);
+	return NULL;
+}
+
+/*
+ * SF_READERS VMs of one host read their clones of base at once, every
+ * byte checked: the blocks the host fetched (from the server or peers).
+ */
+static uint64_t sf_round(struct th *t, const uint64_t *files)
+{
+	struct sf_reader sr[SF_READERS];
+	struct sc_host_stats s0 = th_stats(t), s1;
+	pthread_barrier_t start;
+	int i;
+
+	pthread_mutex_lock(&t->ft.lock);
+	t->ft.gate = SF_READERS;
+	t->ft.gate_hashes = 0;
+	pthread_mutex_unlock(&t->ft.lock);
+	pthread_barrier_init(&start, NULL, SF_READERS);
+	for (i = 0; i < SF_READERS; i++) {
+		sr[i] = (struct sf_reader){ .t = t, .file = files[i],
+					    .start = &start };
+		assert_int_equal(pthread_create(&sr[i].tid, NULL, sf_read,
+						&sr[i]), 0);
+	}
+	for (i = 0; i < SF_READERS; i++) {
+		pthread_join(sr[i].tid, NULL);
+		if (!sr[i].ok)
+			fail_msg("%s: reader %d read wrong bytes",
+				 sc_variants[t->v].name, i);
+	}
+	pthread_barrier_destroy(&start);
+	pthread_mutex_lock(&t->ft.lock);
+	t->ft.gate = 0;
+	pthread_mutex_unlock(&t->ft.lock);
+	s1 = th_stats(t);
+	printf("%s: %llu data, %llu peer, %llu waited, %llu calls\n",
+	       sc_variants[t->v].name,
+	       (unsigned long long)(s1.server_data_blocks -
+				    s0.server_data_blocks),
+	       (unsigned long long)(s1.peer_blocks - s0.peer_blocks),
+	       (unsigned long long)(s1.waited_blocks - s0.waited_blocks),
+	       (unsigned long long)(s1.server_calls - s0.server_calls));
+	return s1.server_data_blocks - s0.server_data_blocks +
+	       s1.peer_blocks - s0.peer_blocks;
+}
+
+/*
+ * Single flight: VMs of one host that read one content at once fetch it
+ * once, whether they learn its hash first (Read#: GET_HASHES, then READ
+ * for what the cache lacks), from their mappings (the content left the
+ * cache) or from the server's answers (HASH for what it sends another).
+ */
+static void test_single_flight(void **state)
+{
+	uint64_t files[SF_READERS];
+	char name[16];
+	int i, v;
+
+	(void)state;
+	for (i = 0; i < SF_READERS; i++) {
+		snprintf(name, sizeof(name), "sf-%d", i);
+		files[i] = hb_create(name, base, FSIZE);
+	}
+	for (v = SC_VARIANT_READ_HASH; v < SC_VARIANT_COUNT; v++) {
+		struct th *t = th_new(0x60 + v, v, 256, PEER_NONE);
+
+		assert_int_equal(sf_round(t, files), NBLK + 1);
+		/*
+		 * every block given back, its notice sent (as the kernel's
+		 * shrinker has the idle work do): the mappings name what to
+		 * fetch
+		 */
+		assert_int_equal(sc_host_shrink(t->h, 4 * NBLK), NBLK + 1);
+		assert_int_equal(sc_host_idle(t->h), 0);
+		assert_int_equal(sf_round(t, files), NBLK + 1);
 		th_free(t);
 	}
 }
@@ -1058,6 +1194,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_read_variants),
+		cmocka_unit_test(test_single_flight),
 		cmocka_unit_test(test_write_variants),
 		cmocka_unit_test(test_force_data),
 		cmocka_unit_test(test_peers),

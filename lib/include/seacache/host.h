@@ -31,8 +31,10 @@
  *   - the peer side: sc_host_peer_get answers a peer read from the cache.
  *
  * Thread-safe: any number of VM threads may read and write at once; the
- * cache lock is never held across a network call.  A VM thread waiting
- * for a server (a back-off, another VM's READ in flight) can be killed:
+ * cache lock is never held across a network call, nor a cached block's
+ * copy to the caller.  Reads of one content at once fetch it once (single
+ * flight): the others wait for the read fetching it.  A VM thread waiting
+ * for a server (a back-off, another VM's read in flight) can be killed:
  * the call then returns -EINTR.
  *
  * The I/O entry points (getattr, lookup, read, write, commit, idle, peer
@@ -105,7 +107,10 @@ struct sc_host_stats {
 	uint64_t server_data_blocks, server_data_bytes;	/* DATA received */
 	uint64_t hash_only_blocks;	/* HASH answers */
 	uint64_t force_data_blocks;	/* re-reads with FORCE_DATA */
-	/* HASH answers served by another VM's READ in flight */
+	/*
+	 * Served by another VM's read in flight: a HASH answer's content,
+	 * or a content another read was fetching (single flight)
+	 */
 	uint64_t waited_blocks;
 	uint64_t pushes_received;
 	uint64_t delegations;		/* DELEGATED answers */
