@@ -817,6 +817,7 @@ const char *n4_status_name(int status)
 		{ N4ERR_BAD_STATEID, "NFS4ERR_BAD_STATEID" },
 		{ N4ERR_SYMLINK, "NFS4ERR_SYMLINK" },
 		{ N4ERR_LOCKS_HELD, "NFS4ERR_LOCKS_HELD" },
+		{ N4ERR_BADSESSION, "NFS4ERR_BADSESSION" },
 	};
 	static char other[32];
 	size_t i;

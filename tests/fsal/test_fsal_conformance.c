@@ -18,7 +18,7 @@
  * unprivileged user may not do; over NFSv3 by raw calls, CREATE's modes and
  * NLM locks (ganesha-run --nlm); over NFSv4.1/4.2 (nfs4_client.h), OPEN's
  * modes and refusals, byte-range locks, shares, a file removed while open,
- * ALLOCATE, DEALLOCATE and SEEK.
+ * ALLOCATE, DEALLOCATE and SEEK, a lease running out (ganesha-run --lease).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -1009,6 +1009,46 @@ static void v42(void)
 	n4_disconnect(c);
 }
 
+/*
+ * A client that goes silent loses its state when its lease runs out: the
+ * server drops its opens (and their share reservations) so another client
+ * may open what they denied, and the silent client's session is gone.  The
+ * run's lease is short (ganesha-run --lease); the other client asks again
+ * until it is let in, with a bound far above the lease.
+ */
+static void lease_expiry(void)
+{
+	struct timespec pause = { 0, 100 * 1000 * 1000 };
+	struct n4_client *a = n4_connect(1, "sc-conformance-lease-a");
+	struct n4_client *b = n4_connect(1, "sc-conformance-lease-b");
+	struct n4_stateid sa, sb;
+	struct n4_fh fh;
+	int rc = -1;
+
+	snprintf(pfx, sizeof(pfx), "v4.1/");
+	snprintf(scen, sizeof(scen), "lease");
+	if (!a || !b) {
+		say("clients", "cannot connect");
+		return;
+	}
+	say4("a-open-deny-both", n4_open(a, &n4dir, "lease", "owner-a", N4_ACCESS_BOTH,
+					 N4_DENY_BOTH, true, &sa, &fh));
+	say4("b-open-denied", n4_open(b, &n4dir, "lease", "owner-b", N4_ACCESS_READ,
+				      N4_DENY_NONE, false, &sb, &fh));
+	for (int i = 0; i < 1200; i++) {
+		rc = n4_open(b, &n4dir, "lease", "owner-b", N4_ACCESS_READ, N4_DENY_NONE, false,
+			     &sb, &fh);
+		if (rc != N4ERR_SHARE_DENIED)
+			break;
+		nanosleep(&pause, NULL);
+	}
+	say4("b-open-after-a-expired", rc);
+	say4("a-close-after-expiry", n4_close(a, &fh, &sa));
+	say4("b-close", n4_close(b, &fh, &sb));
+	n4_disconnect(a);
+	n4_disconnect(b);
+}
+
 static int record(const char *path)
 {
 	out = fopen(path, "w");
@@ -1020,6 +1060,7 @@ static int record(const char *path)
 	fs_scenarios(4);
 	locks_and_shares();
 	v42();
+	lease_expiry();
 	return fclose(out) == 0 ? 0 : 1;
 }
 
