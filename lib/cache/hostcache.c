@@ -313,13 +313,17 @@ enum sc_read_result sc_hostcache_read_run(struct sc_hostcache *hc,
 	enum sc_read_result r = SC_ADDR_HIT;
 	const void *data;
 	uint32_t f, i;
-	int stage;
 
+	/*
+	 * The lookups' first misses ahead, for all n at once: the index
+	 * buckets with no lock held (stage 0 reads nothing that changes),
+	 * so that another reader waits less for the lock, then the entries.
+	 */
+	for (i = 0; i < n; i++)
+		sc_csimap_prefetch(hc->map, file, lbn + i, 0);
 	sc_mutex_lock(&hc->lock);
-	/* the lookups' first two misses, for all n at once */
-	for (stage = 0; n > 1 && stage < 2; stage++)
-		for (i = 0; i < n; i++)
-			sc_csimap_prefetch(hc->map, file, lbn + i, stage);
+	for (i = 0; n > 1 && i < n; i++)
+		sc_csimap_prefetch(hc->map, file, lbn + i, 1);
 	sc_ccache_unpin(hc->cache, p);
 	f = file_find(hc, file);
 	*sized = f != SC_NIL && hc->f[f].sized;

@@ -79,8 +79,9 @@ bool sc_csimap_lookup_src(struct sc_csimap *m, uint64_t file, uint64_t lbn,
 			  struct sc_hash *h, enum sc_csi_source *src);
 /*
  * Lookups of several addresses ahead: stage 0 brings in the index bucket
- * of (file, lbn); stage 1, once that is in, the entry it leads to.  Hints
- * only: nothing changes.
+ * of (file, lbn) and reads nothing that changes after creation (it needs
+ * no lock); stage 1, once that is in, the entry it leads to.  Hints only:
+ * nothing changes.
  */
 void sc_csimap_prefetch(const struct sc_csimap *m, uint64_t file,
 			uint64_t lbn, int stage);
