@@ -479,6 +479,11 @@ static void *flusher_main(void *arg)
 
 	pthread_mutex_lock(&ds->wb_lock);
 	while (!ds->wb_stop) {
+		if (ds->wb_flushing) {
+			/* somebody else's flush: this one's turn after it */
+			pthread_cond_wait(&ds->wb_cond, &ds->wb_lock);
+			continue;
+		}
 		if (ds->wb_bytes < ds->wb_limit / 2) {
 			dstore_deadline(&until, ds->wb_interval_ms);
 			pthread_cond_timedwait(&ds->wb_kick, &ds->wb_lock,

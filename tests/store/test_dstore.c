@@ -2,8 +2,8 @@
 /*
  * The dedup store on its own (no Ganesha): namespace semantics, data round
  * trips through every block case, dedup and silent-write accounting,
- * reclamation, persistence, corruption detection, fsck and repair, and
- * concurrent writers.  Runs under ASan/UBSan too.
+ * reclamation, persistence, corruption detection, fsck and repair,
+ * concurrent writers, and writers through a full write-back buffer.  Runs under ASan/UBSan too.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -670,6 +670,70 @@ static void test_concurrent_writers(void **state)
 	fsck_clean(f);
 }
 
+/*
+ * Writers through a write-back buffer of the smallest size: it fills
+ * again and again, so writers wait for flushes (their own or another's),
+ * the flusher runs on a half-full buffer and dstore_sync calls race them;
+ * each writer reads every write back at once (held or flushed by then).
+ */
+#define WB_WRITES 32
+#define WB_IO (16 * BS)
+
+static void *wb_writer_main(void *arg)
+{
+	struct writer *w = arg;
+	uint8_t *b = malloc(WB_IO), *got = malloc(WB_IO);
+	bool eof;
+
+	if (!WCHECK(b && got))
+		goto out;
+	for (int i = 0; i < WB_WRITES; i++) {
+		fill(b, WB_IO, (uint64_t)w->id << 32 | (i % 3 ? i : 7));
+		if (!WCHECK_EQ(dstore_write(w->f->ds, w->ino, (uint64_t)i * WB_IO, b,
+					    WB_IO, i % 8 == 7, NULL), WB_IO) ||
+		    !WCHECK_EQ(dstore_read(w->f->ds, w->ino, (uint64_t)i * WB_IO, got,
+					   WB_IO, &eof), WB_IO) ||
+		    !WCHECK(memcmp(b, got, WB_IO) == 0))
+			break;
+		if (w->id == 0 && i % 4 == 0 && !WCHECK_EQ(dstore_sync(w->f->ds), 0))
+			break;
+	}
+out:
+	free(b);
+	free(got);
+	return NULL;
+}
+
+static void test_writeback_full(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t *b = malloc(WB_IO);
+	struct writer w[4];
+	pthread_t t[4];
+	char name[16];
+
+	f->p.writeback_bytes = DSTORE_WRITEBACK_MIN;
+	f->p.writeback_interval_ms = 10;
+	store_reopen(f);
+	for (int i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), "wb%d", i);
+		w[i] = (struct writer){ f, mkfile(f, DSTORE_ROOT_INO, name), i };
+		assert_int_equal(pthread_create(&t[i], NULL, wb_writer_main, &w[i]), 0);
+	}
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+	worker_checks_passed();
+	store_reopen(f);
+	for (int i = 0; i < 4; i++) {
+		for (int k = 0; k < WB_WRITES; k++) {
+			fill(b, WB_IO, (uint64_t)i << 32 | (k % 3 ? k : 7));
+			expect(f, w[i].ino, (uint64_t)k * WB_IO, b, WB_IO);
+		}
+	}
+	free(b);
+	fsck_clean(f);
+}
+
 /* dstore_write_blocks of n blocks of b from lbn (hash: known hashes). */
 static int write_blocks(struct fixture *f, uint64_t ino, uint64_t lbn,
 			uint32_t n, const uint8_t *b, const uint8_t *skip,
@@ -808,6 +872,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_corruption, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fsck_repair, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_writers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_writeback_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_blocks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_blocks_exclusive, setup, teardown),
 	};
