@@ -9,7 +9,7 @@ LAB_ARGS   ?=
 FUZZ_SECONDS ?= 600
 
 .PHONY: all deps deps-kernel deps-test build build-asan test test-unit test-kernel test-kernel-debug \
-	test-fsal lab bench bench-fsal bench-kernel checkpatch fuzz clean help sim-plots module dkms-source deb
+	test-fsal crash-test lab bench bench-fsal bench-kernel checkpatch fuzz clean help sim-plots module dkms-source deb
 
 all: build
 
@@ -25,6 +25,7 @@ help:
 	@echo "                  once from Debian's linux-source-6.1 and cached (the first build takes"
 	@echo "                  10 to 30 minutes, so make test does not run it)"
 	@echo "make test-fsal    FSAL tests only (ganesha.nfsd in private namespaces, libnfs client)"
+	@echo "make crash-test   power cuts on the dedup store: 10000 crash states per seed, CRASH_SEEDS (1..4)"
 	@echo "make bench        speed and memory of the core, the CSI codec and transport, the dedup"
 	@echo "                  store (dstore-bench), NFS over FSAL_VFS vs FSAL_DEDUP and the CSI"
 	@echo "                  service's READ targets (csi-service-bench), the simulator's trace replay beside libCacheSim's"
@@ -88,6 +89,15 @@ test-kernel-debug: deps-kernel build
 
 test-fsal: build
 	ctest --test-dir $(BUILD) --output-on-failure -L fsal
+
+# make test runs 300 states of one seed (dedup_store_power_cut) and 200 with
+# in-batch delta application (dedup_store_power_cut_burst).
+CRASH_SEEDS ?= 1 2 3 4
+crash-test: build
+	@for s in $(CRASH_SEEDS); do \
+		$(BUILD)/tests/crash/crash_store --seed $$s --states 10000 || exit 1; \
+		$(BUILD)/tests/crash/crash_store_burst --seed $$s --states 10000 || exit 1; \
+	done
 
 lab: build
 	@scripts/install-deps lab

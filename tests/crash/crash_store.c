@@ -171,8 +171,15 @@ static void params(struct dstore_params *p)
 	p->map_size = DSTORE_MAP_SIZE_MIN;
 	/* small containers: slots cross into new container files */
 	p->container_size = 64 * BS;
-	/* the housekeeper's work happens as seeded operations instead */
+	/*
+	 * No thread of the store's own acts at a time of its choosing: the
+	 * housekeeper's work happens as seeded operations instead, held
+	 * writes are flushed by the calls that flush them (COMMIT, a stable
+	 * write, SETATTR, close), not by the timer, so the log of a seed is
+	 * the same every run
+	 */
 	p->reclaim_interval_ms = 0;
+	p->writeback_interval_ms = 3600 * 1000;
 }
 
 static void store_log(void *ctx, int level, const char *msg)
