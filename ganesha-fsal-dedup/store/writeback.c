@@ -5,7 +5,8 @@
  * A write's blocks are hashed and held here, each content once however
  * many blocks (of however many files) hold it, and the write returns.
  * A flush (dstore_sync, a writer finding the buffer full, the flusher
- * thread every interval or when the buffer is half full) turns every file
+ * thread every interval or when 32 MiB or half the buffer are held) turns
+ * every file
  * held into one write intent for intents_commit: new contents written to
  * fresh slots and synced, then one index transaction.  Only then are the
  * flushed blocks let go, so a reader that looks here before it takes its
@@ -58,6 +59,18 @@ struct flush_file {
 	uint64_t seq;
 	struct flush_block *b;	/* ascending lbn, in.n of them */
 };
+
+/*
+ * Held bytes that set the flusher going: half the buffer, but no more
+ * than a batch whose flush overlaps the writes still coming in (and
+ * leaves a COMMIT little to do).
+ */
+#define WB_BATCH (32ull << 20)
+
+static uint64_t flush_due_at(const struct dstore *ds)
+{
+	return ds->wb_limit / 2 < WB_BATCH ? ds->wb_limit / 2 : WB_BATCH;
+}
 
 void wb_buf_put(struct wb_buf *b)
 {
@@ -460,7 +473,7 @@ int wb_hold(struct dstore *ds, uint64_t ino, const struct block_plan *p,
 		f->seq = seq;
 	}
 	attr_of(f, &wa);
-	if (ds->wb_bytes >= ds->wb_limit / 2)
+	if (ds->wb_bytes >= flush_due_at(ds))
 		pthread_cond_signal(&ds->wb_kick);
 	pthread_mutex_unlock(&ds->wb_lock);
 	if (a)
@@ -484,7 +497,7 @@ static void *flusher_main(void *arg)
 			pthread_cond_wait(&ds->wb_cond, &ds->wb_lock);
 			continue;
 		}
-		if (ds->wb_bytes < ds->wb_limit / 2) {
+		if (ds->wb_bytes < flush_due_at(ds)) {
 			dstore_deadline(&until, ds->wb_interval_ms);
 			pthread_cond_timedwait(&ds->wb_kick, &ds->wb_lock,
 					       &until);

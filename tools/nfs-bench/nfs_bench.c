@@ -9,6 +9,9 @@
  *   seq-read   the first file back, IO-SIZE reads, DEPTH in flight
  *   rand-read  COUNT random 4 KiB reads of the first file, RDEPTH in flight
  *
+ * --reads-only runs the last two on the file an earlier --keep run left
+ * (a cold read: the server restarted, its page cache dropped).
+ *
  * Data: 4 KiB blocks, each from a PRNG seeded by (seed, block number); the
  * first 16 bytes of each block name it, and reads check them.
  * Progress goes to stderr, results to stdout (a table, or --json).
@@ -41,7 +44,7 @@ static struct {
 	long rand_reads;
 	int rand_depth;
 	uint64_t seed;
-	bool json, keep, quiet;
+	bool json, keep, quiet, reads_only;
 	const char *prefix;
 } opt = {
 	.size = 256ull << 20,
@@ -65,6 +68,8 @@ static void usage(FILE *f)
 		"  --seed N            data and offsets (default 1)\n"
 		"  --prefix NAME       files NAME-a and NAME-b in the export's root\n"
 		"  --keep              leave the files (default: removed at the end)\n"
+		"  --reads-only        seq-read and rand-read only, of the file a --keep run\n"
+		"                      with the same --prefix, --size and --seed left\n"
 		"  --json              one JSON object on stdout instead of the table\n"
 		"  --quiet             no progress on stderr\n"
 		"phases: seq-write (unique data, then COMMIT), rewrite (the same data to a\n"
@@ -344,6 +349,7 @@ int main(int argc, char **argv)
 		{ "seed", required_argument, NULL, 'S' },
 		{ "prefix", required_argument, NULL, 'p' },
 		{ "keep", no_argument, NULL, 'k' },
+		{ "reads-only", no_argument, NULL, 'O' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -353,7 +359,8 @@ int main(int argc, char **argv)
 	static const char *const names[4] = { "seq-write", "rewrite", "seq-read", "rand-read" };
 	struct nfs_context *nfs;
 	struct nfs_url *u;
-	struct nfsfh *fa, *fb;
+	struct nfsfh *fa, *fb = NULL;
+	bool ran[4] = { false };
 	char pa[512], pb[512];
 	int c, rc = 0;
 
@@ -368,6 +375,7 @@ int main(int argc, char **argv)
 		case 'S': opt.seed = strtoull(optarg, NULL, 0); break;
 		case 'p': opt.prefix = optarg; break;
 		case 'k': opt.keep = true; break;
+		case 'O': opt.reads_only = true; break;
 		case 'j': opt.json = true; break;
 		case 'q': opt.quiet = true; break;
 		case 'h': usage(stdout); return 0;
@@ -402,24 +410,27 @@ int main(int argc, char **argv)
 	}
 	snprintf(pa, sizeof(pa), "/%s-a", opt.prefix);
 	snprintf(pb, sizeof(pb), "/%s-b", opt.prefix);
-	if (nfs_create(nfs, pa, O_CREAT | O_TRUNC | O_RDWR, 0644, &fa) != 0 ||
+	if (opt.reads_only ? nfs_open(nfs, pa, O_RDONLY, &fa) != 0 :
+	    nfs_create(nfs, pa, O_CREAT | O_TRUNC | O_RDWR, 0644, &fa) != 0 ||
 	    nfs_create(nfs, pb, O_CREAT | O_TRUNC | O_RDWR, 0644, &fb) != 0) {
-		fprintf(stderr, "nfs-bench: create: %s\n", nfs_get_error(nfs));
+		fprintf(stderr, "nfs-bench: %s: %s\n", opt.reads_only ? "open" : "create",
+			nfs_get_error(nfs));
 		return 1;
 	}
 	if (!opt.quiet)
 		fprintf(stderr, "nfs-bench: %s: %.1f MiB, %zu KiB requests x %d, %ld random 4 KiB reads x %d\n",
 			opt.url, opt.size / 1048576.0, opt.io / 1024, opt.depth, opt.rand_reads,
 			opt.rand_depth);
-	rc = run_phase(nfs, fa, WRITE, names[0], &res[0]);
-	if (!rc)
-		rc = run_phase(nfs, fb, WRITE, names[1], &res[1]);
-	if (!rc)
-		rc = run_phase(nfs, fa, READ, names[2], &res[2]);
-	if (!rc && opt.rand_reads > 0)
-		rc = run_phase(nfs, fa, RAND, names[3], &res[3]);
+	ran[0] = ran[1] = !opt.reads_only;
+	ran[2] = true;
+	ran[3] = opt.rand_reads > 0;
+	for (int i = 0; i < 4 && !rc; i++)
+		if (ran[i])
+			rc = run_phase(nfs, i == 1 ? fb : fa, i < 2 ? WRITE : i == 2 ? READ : RAND,
+				       names[i], &res[i]);
 	nfs_close(nfs, fa);
-	nfs_close(nfs, fb);
+	if (fb)
+		nfs_close(nfs, fb);
 	if (!opt.keep) {
 		nfs_unlink(nfs, pa);
 		nfs_unlink(nfs, pb);
@@ -434,24 +445,36 @@ int main(int argc, char **argv)
 	if (opt.json) {
 		printf("{\"tool\": \"nfs-bench\", \"url\": \"%s\", \"size_bytes\": %" PRIu64
 		       ", \"io_bytes\": %zu, \"depth\": %d, \"rand_reads\": %ld, \"rand_depth\": %d, "
-		       "\"seed\": %" PRIu64 ",\n",
+		       "\"seed\": %" PRIu64,
 		       opt.url, opt.size, opt.io, opt.depth, opt.rand_reads, opt.rand_depth, opt.seed);
-		printf(" \"seq_write_mb_s\": %.1f, \"seq_write_s\": %.3f,\n",
-		       res[0].bytes / 1e6 / res[0].seconds, res[0].seconds);
-		printf(" \"rewrite_mb_s\": %.1f, \"rewrite_s\": %.3f,\n",
-		       res[1].bytes / 1e6 / res[1].seconds, res[1].seconds);
-		printf(" \"seq_read_mb_s\": %.1f, \"seq_read_s\": %.3f,\n",
-		       res[2].bytes / 1e6 / res[2].seconds, res[2].seconds);
-		printf(" \"rand_read_iops\": %.0f, \"rand_read_s\": %.3f}\n",
-		       opt.rand_reads ? res[3].ops / res[3].seconds : 0.0, res[3].seconds);
+		for (int i = 0; i < 4; i++) {
+			char key[16];
+
+			if (!ran[i])
+				continue;
+			snprintf(key, sizeof(key), "%s", names[i]);
+			for (char *k = strchr(key, '-'); k; k = strchr(k, '-'))
+				*k = '_';
+			if (i == 3)
+				printf(",\n \"%s_iops\": %.0f", key, res[i].ops / res[i].seconds);
+			else
+				printf(",\n \"%s_mb_s\": %.1f", key,
+				       res[i].bytes / 1e6 / res[i].seconds);
+			printf(", \"%s_s\": %.3f", key, res[i].seconds);
+		}
+		printf("}\n");
 	} else {
 		printf("%-10s %12s %9s %10s\n", "phase", "bytes", "seconds", "result");
-		for (int i = 0; i < 3; i++)
-			printf("%-10s %12" PRIu64 " %9.3f %7.1f MB/s\n", names[i], res[i].bytes,
-			       res[i].seconds, res[i].bytes / 1e6 / res[i].seconds);
-		if (opt.rand_reads)
-			printf("%-10s %12" PRIu64 " %9.3f %7.0f IOPS\n", names[3], res[3].bytes,
-			       res[3].seconds, res[3].ops / res[3].seconds);
+		for (int i = 0; i < 4; i++) {
+			if (!ran[i])
+				continue;
+			if (i == 3)
+				printf("%-10s %12" PRIu64 " %9.3f %7.0f IOPS\n", names[i],
+				       res[i].bytes, res[i].seconds, res[i].ops / res[i].seconds);
+			else
+				printf("%-10s %12" PRIu64 " %9.3f %7.1f MB/s\n", names[i],
+				       res[i].bytes, res[i].seconds, res[i].bytes / 1e6 / res[i].seconds);
+		}
 	}
 	return 0;
 }
