@@ -366,9 +366,9 @@ static void rd_claim(struct rd *r, uint32_t mask)
 			continue;
 		}
 		/* one content twice in this read: both asked, never waited */
-		for (k = 0; k < i && f != &r->b[k]; k++)
+		for (k = 0; k < r->n && f != &r->b[k]; k++)
 			;
-		if (k == i) {
+		if (k == r->n) {
 			b->st = RB_WAIT;
 			b->flight = 1;
 			r->flight_waits++;
