@@ -264,6 +264,14 @@ static double now_us(void)
 	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
+static double wall_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static int cmp_float(const void *a, const void *b)
 {
 	float x = *(const float *)a, y = *(const float *)b;
@@ -330,6 +338,8 @@ static void *vm_main(void *arg)
 	uint8_t *buf = NULL;
 	double t0 = now_us(), sum = 0;
 
+	w->res->start = wall_s();
+
 	if (!lat || (w->verify && !hs)) {
 		w->res->errors = n ? n : 1;
 		goto out;
@@ -376,6 +386,7 @@ static void *vm_main(void *arg)
 		atomic_store(&w->done, i + 1);
 	}
 	flush_written(w);
+	w->res->end = wall_s();
 	w->res->seconds = (now_us() - t0) / 1e6;
 	if (w->res->requests) {
 		qsort(lat, w->res->requests, sizeof(*lat), cmp_float);

@@ -65,6 +65,9 @@ struct vm_result {
 	uint64_t errors;
 	double lat_mean_us, lat_p50_us, lat_p99_us;
 	double seconds;
+	/* wall clock (s since the epoch): the first request sent, the last
+	 * reply (of its flush, after writes): hosts' runs line up */
+	double start, end;
 };
 
 struct replay {

@@ -262,7 +262,7 @@ static void print_results(const struct opts *o, const struct replay *r,
 {
 	const char *label = strcmp(o->mode, "csi") ? o->mode : o->variant;
 	struct vm_result sum = { 0 };
-	double lat_mean = 0, p50 = 0, p99 = 0, secs = 0;
+	double lat_mean = 0, p50 = 0, p99 = 0, secs = 0, start = 0, end = 0;
 
 	if (o->json) {
 		print_json(o, label, r, res, t);
@@ -282,6 +282,9 @@ static void print_results(const struct opts *o, const struct replay *r,
 		p50 = x->lat_p50_us > p50 ? x->lat_p50_us : p50;
 		p99 = x->lat_p99_us > p99 ? x->lat_p99_us : p99;
 		secs = x->seconds > secs ? x->seconds : secs;
+		if (x->requests && (!start || x->start < start))
+			start = x->start;
+		end = x->end > end ? x->end : end;
 		if (o->kv)
 			printf("vm.%u requests=%llu blocks=%llu lat_mean_us=%.1f lat_p50_us=%.1f lat_p99_us=%.1f mismatches=%llu errors=%llu seconds=%.3f\n",
 			       r->vm_first + v,
@@ -301,14 +304,14 @@ static void print_results(const struct opts *o, const struct replay *r,
 	if (sum.requests)
 		lat_mean /= (double)sum.requests;
 	if (o->kv) {
-		printf("host name=%s mode=%s requests=%llu blocks=%llu write_blocks=%llu verified=%llu mismatches=%llu errors=%llu lat_mean_us=%.1f lat_p50_max_us=%.1f lat_p99_max_us=%.1f seconds=%.3f",
+		printf("host name=%s mode=%s requests=%llu blocks=%llu write_blocks=%llu verified=%llu mismatches=%llu errors=%llu lat_mean_us=%.1f lat_p50_max_us=%.1f lat_p99_max_us=%.1f seconds=%.3f start=%.6f end=%.6f",
 		       o->name, label, (unsigned long long)sum.requests,
 		       (unsigned long long)sum.blocks,
 		       (unsigned long long)sum.write_blocks,
 		       (unsigned long long)sum.verified,
 		       (unsigned long long)sum.mismatches,
 		       (unsigned long long)sum.errors, lat_mean, p50, p99,
-		       secs);
+		       secs, start, end);
 		print_totals(t, 0, TOTALS_MISSES, false);
 		printf("\nmisses");
 		print_totals(t, TOTALS_MISSES, TOTALS_N, false);
