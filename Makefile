@@ -90,12 +90,13 @@ test-kernel-debug: deps-kernel build
 test-fsal: build
 	ctest --test-dir $(BUILD) --output-on-failure -L fsal
 
-# make test runs 300 states of one seed (dedup_store_power_cut) and 200 with
-# in-batch delta application (dedup_store_power_cut_burst).
+# make test runs 700 states: dedup_store_power_cut, its POSIX directory
+# model (_posix) and in-batch delta application (_burst).
 CRASH_SEEDS ?= 1 2 3 4
 crash-test: build
 	@for s in $(CRASH_SEEDS); do \
 		$(BUILD)/tests/crash/crash_store --seed $$s --states 10000 || exit 1; \
+		$(BUILD)/tests/crash/crash_store --seed $$s --states 10000 --posix-dirs || exit 1; \
 		$(BUILD)/tests/crash/crash_store_burst --seed $$s --states 10000 || exit 1; \
 	done
 

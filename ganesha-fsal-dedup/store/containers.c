@@ -54,8 +54,20 @@ static int container_fd_locked(struct dstore *ds, size_t i)
 	rc = container_path(ds, i, path, sizeof(path));
 	if (rc)
 		return rc;
-	fd = open(path, (ds->read_only ? O_RDONLY : O_RDWR | O_CREAT) | O_CLOEXEC,
-		  0600);
+	fd = open(path, (ds->read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && !ds->read_only) {
+		/* a new container: in the directory for good before any
+		 * index entry can name a slot of it */
+		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			*strrchr(path, '/') = '\0';
+			rc = dir_sync(ds, path);
+			if (rc) {
+				close(fd);
+				return rc;
+			}
+		}
+	}
 	if (fd < 0) {
 		rc = -errno;
 		dstore_logf(ds, DSTORE_LOG_ERROR, "container %s: %m", path);
@@ -95,7 +107,11 @@ int containers_open(struct dstore *ds)
 
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return -ENAMETOOLONG;
-	if (!ds->read_only && mkdir(path, 0700) && errno != EEXIST) {
+	if (ds->read_only)
+		return 0;
+	if (mkdir(path, 0700) == 0)
+		return dir_sync(ds, ds->dir);
+	if (errno != EEXIST) {
 		int e = errno;
 
 		dstore_logf(ds, DSTORE_LOG_ERROR, "%s: %s", path, strerror(e));

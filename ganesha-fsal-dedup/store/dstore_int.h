@@ -169,6 +169,11 @@ struct dstore {
 
 void dstore_logf(struct dstore *ds, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/*
+ * Makes the entries of directory path durable: a new file or directory is
+ * in its parent for sure after a power cut only once the parent is synced.
+ */
+int dir_sync(struct dstore *ds, const char *path);
 struct sc_hasher *dstore_hasher(struct dstore *ds);
 void dstore_now(struct timespec *ts);
 /* ms from now on CLOCK_MONOTONIC (condition variables' clock). */

@@ -80,6 +80,19 @@ void dstore_deadline(struct timespec *ts, uint32_t ms)
 	}
 }
 
+int dir_sync(struct dstore *ds, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc = fd < 0 || fsync(fd) ? -errno : 0;
+
+	if (fd >= 0)
+		close(fd);
+	if (rc)
+		dstore_logf(ds, DSTORE_LOG_ERROR, "%s: fsync: %s", path,
+			    strerror(-rc));
+	return rc;
+}
+
 void dstore_now(struct timespec *ts)
 {
 	clock_gettime(CLOCK_REALTIME, ts);
@@ -249,6 +262,11 @@ static int store_open_index(struct dstore *ds, const struct dstore_params *p,
 		rc = idx_err(ds, mdb_txn_commit(txn), "create");
 		if (!rc)
 			rc = store_format(ds, p);
+		/* the index file, then its directory, in the store for good */
+		if (!rc)
+			rc = dir_sync(ds, path);
+		if (!rc)
+			rc = dir_sync(ds, ds->dir);
 		if (!rc)
 			rc = idx_err(ds, mdb_txn_begin(ds->env, NULL, 0, &txn),
 				     "open");
@@ -347,11 +365,28 @@ static void reclaimer_stop(struct dstore *ds)
 	ds->reclaimer_running = false;
 }
 
+/* The store's directory in its parent for good, once it made it. */
+static int parent_sync(struct dstore *ds)
+{
+	char *parent = strdup(ds->dir);
+	char *slash = parent ? strrchr(parent, '/') : NULL;
+	int rc;
+
+	if (!parent)
+		return -ENOMEM;
+	if (slash)
+		slash[slash == parent] = '\0';	/* "/x": the root */
+	rc = dir_sync(ds, slash ? parent : ".");
+	free(parent);
+	return rc;
+}
+
 int dstore_open(const char *dir, const struct dstore_params *p,
 		struct dstore **out, char *err, size_t errlen)
 {
 	char dummy[8];
 	struct dstore *ds;
+	bool made_dir;
 	int rc;
 
 	if (!err) {
@@ -388,7 +423,8 @@ int dstore_open(const char *dir, const struct dstore_params *p,
 			 (unsigned long long)DSTORE_MAP_SIZE_MIN);
 		return -EINVAL;
 	}
-	if (!p->read_only && mkdir(dir, 0700) && errno != EEXIST) {
+	made_dir = !p->read_only && mkdir(dir, 0700) == 0;
+	if (!p->read_only && !made_dir && errno != EEXIST) {
 		snprintf(err, errlen, "cannot create the store directory %s: %s",
 			 dir, strerror(errno));
 		return -errno;
@@ -427,6 +463,8 @@ int dstore_open(const char *dir, const struct dstore_params *p,
 		rc = store_open_index(ds, p, err, errlen);
 	if (!rc)
 		rc = containers_open(ds);
+	if (!rc && made_dir)
+		rc = parent_sync(ds);
 	/* what a crash left pending: fresh chunks live in memory only */
 	if (!rc && !ds->read_only)
 		rc = pending_apply_all(ds);

@@ -26,6 +26,9 @@
  *     belongs to its source directory's order.
  *   - A change to a file whose creation is lost is lost with it.
  *
+ * With posix_dirs, a directory entry is durable only once its directory
+ * was fsync'ed (what POSIX promises; ext4, XFS and btrfs give more).
+ *
  * The recorder refuses what this model cannot hold (CL_UNTRACEABLE).
  */
 #include <errno.h>
@@ -55,7 +58,8 @@ struct rec {
 	size_t obj;		/* the file or dir it changes */
 	size_t dir;		/* directory changes: the directory */
 	size_t dir2;		/* rename: the target directory */
-	size_t persisted_at;	/* the barrier making it durable, or NEVER */
+	/* the barrier making it durable, or NEVER: [0] ext4, [1] POSIX */
+	size_t persisted_at[2];
 };
 
 struct obj {
@@ -262,8 +266,11 @@ static int resolve(struct crash_log *l)
 	return rc;
 }
 
-/* Pass 2: when each change became durable. */
-static int persistence(struct crash_log *l)
+/*
+ * Pass 2: when each change became durable; posix: a directory entry only
+ * with its directory's fsync.
+ */
+static int persistence(struct crash_log *l, bool posix)
 {
 	size_t *pending = malloc((l->n + 1) * sizeof(*pending));
 	size_t *dmin, np = 0;
@@ -283,10 +290,10 @@ static int persistence(struct crash_log *l)
 		struct rec *r = &l->r[i];
 		size_t keep = 0;
 
-		r->persisted_at = NEVER;
+		r->persisted_at[posix] = NEVER;
 		if (is_data_op(r->op) || is_dir_op(r->op)) {
 			if (r->op == CL_WRITE && (r->flags & CL_F_DURABLE))
-				r->persisted_at = i;
+				r->persisted_at[posix] = i;
 			else
 				pending[np++] = i;
 			continue;
@@ -306,11 +313,12 @@ static int persistence(struct crash_log *l)
 				done = p->obj == r->obj;
 			else if (!done)
 				done = p->dir == r->obj || p->dir2 == r->obj ||
-				       ((p->op == CL_CREATE || p->op == CL_MKDIR) &&
-					anc[p->obj]) ||
-				       (p->op == CL_RENAME && p->obj == r->obj);
+				       (!posix &&
+					(((p->op == CL_CREATE || p->op == CL_MKDIR) &&
+					  anc[p->obj]) ||
+					 (p->op == CL_RENAME && p->obj == r->obj)));
 			if (done)
-				p->persisted_at = i;
+				p->persisted_at[posix] = i;
 			else
 				pending[keep++] = pending[k];
 		}
@@ -324,9 +332,9 @@ static int persistence(struct crash_log *l)
 
 		if (!is_dir_op(r->op))
 			continue;
-		if (dmin[r->dir] < r->persisted_at)
-			r->persisted_at = dmin[r->dir];
-		dmin[r->dir] = r->persisted_at;
+		if (dmin[r->dir] < r->persisted_at[posix])
+			r->persisted_at[posix] = dmin[r->dir];
+		dmin[r->dir] = r->persisted_at[posix];
 	}
 	free(pending);
 	free(anc);
@@ -438,7 +446,9 @@ struct crash_log *crash_log_load(const char *path, char *err, size_t errlen)
 	fd = -1;
 	rc = resolve(l);
 	if (!rc)
-		rc = persistence(l);
+		rc = persistence(l, false);
+	if (!rc)
+		rc = persistence(l, true);
 	if (rc) {
 		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
 		goto fail;
@@ -697,7 +707,7 @@ int crash_state_build(const struct crash_log *l, const char *initial,
 	}
 	for (size_t i = 0; !b.rc && i < cut; i++) {
 		const struct rec *r = &l->r[i];
-		bool forced = r->persisted_at < cut;
+		bool forced = r->persisted_at[o->posix_dirs] < cut;
 		bool dir_op = is_dir_op(r->op), torn = false;
 
 		if (!dir_op && !is_data_op(r->op))

@@ -7,6 +7,7 @@
 #ifndef SEACACHE_CRASH_REPLAY_H
 #define SEACACHE_CRASH_REPLAY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,7 @@ void crash_log_marks(const struct crash_log *log, size_t cut,
 struct crash_opts {
 	double drop;	/* chance that a change not yet durable is lost */
 	double tear;	/* chance that a kept, not durable write is torn */
+	bool posix_dirs; /* entries durable only by their directory's fsync */
 };
 
 struct crash_info {

@@ -32,7 +32,10 @@
  * counts as absent, and absent matches zero (a hole).
  *
  *   crash_store [--seed S] [--ops N] [--states N] [--shim LIB] [--dir D]
- *               [--keep]
+ *               [--keep] [--posix-dirs]
+ *
+ * --posix-dirs: directory entries durable only by an fsync of their
+ * directory (crash_replay.c).
  *   crash_store --replay LOG --cut K --seed S --out DIR   (one crash state)
  */
 #include <errno.h>
@@ -84,6 +87,7 @@ static struct {
 	const char *shim;
 	const char *dir;
 	bool keep;
+	bool posix_dirs;
 	struct op *ops;
 } T = { .seed = 1, .n_ops = 200, .states = 300, .shim = CRASHREC_SO };
 
@@ -535,6 +539,7 @@ static void state_pick(unsigned int s, size_t n, size_t *cut,
 	*cut = s < 2 ? n : (size_t)(sc_prng_next(&g) % (n + 1));
 	o->drop = s == 0 ? 0.0 : s == 1 ? 1.0 : drops[sc_prng_below(&g, 5)];
 	o->tear = s >= 2 && (s & 1) ? 0.3 : 0.0;
+	o->posix_dirs = T.posix_dirs;
 }
 
 static int run(void)
@@ -609,7 +614,8 @@ static int run(void)
 /* One crash state into out, for a look or another checker. */
 static int replay_one(const char *logp, const char *out, size_t cut)
 {
-	struct crash_opts o = { .drop = 0.5, .tear = 0.3 };
+	struct crash_opts o = { .drop = 0.5, .tear = 0.3,
+				.posix_dirs = T.posix_dirs };
 	struct crash_info info;
 	char err[512];
 	struct crash_log *l = crash_log_load(logp, err, sizeof(err));
@@ -630,7 +636,7 @@ static int replay_one(const char *logp, const char *out, size_t cut)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: crash_store [--seed S] [--ops N] [--states N] [--shim LIB] [--dir D] [--keep]\n"
+		"usage: crash_store [--seed S] [--ops N] [--states N] [--shim LIB] [--dir D] [--keep] [--posix-dirs]\n"
 		"       crash_store --replay LOG --cut K [--seed S] --out DIR\n");
 	exit(2);
 }
@@ -645,6 +651,10 @@ int main(int argc, char **argv)
 
 		if (!strcmp(a, "--keep")) {
 			T.keep = true;
+			continue;
+		}
+		if (!strcmp(a, "--posix-dirs")) {
+			T.posix_dirs = true;
 			continue;
 		}
 		if (!v)
