@@ -53,6 +53,7 @@
 struct rec {
 	uint32_t op, flags;
 	uint64_t off, len;
+	uint64_t end;		/* the log's size once this record is in it */
 	const char *path, *path2;	/* NUL-terminated copies */
 	const uint8_t *data;
 	size_t obj;		/* the file or dir it changes */
@@ -424,6 +425,7 @@ struct crash_log *crash_log_load(const char *path, char *err, size_t errlen)
 		at += h.path2_len;
 		r->data = l->buf + at;
 		at += h.data_len;
+		r->end = at;
 		if (!r->path || !r->path2) {
 			snprintf(err, errlen, "out of memory");
 			goto fail;
@@ -464,6 +466,15 @@ fail:
 size_t crash_log_len(const struct crash_log *l)
 {
 	return l->n;
+}
+
+size_t crash_log_len_at(const struct crash_log *l, uint64_t size)
+{
+	size_t n = 0;
+
+	while (n < l->n && l->r[n].end <= size)
+		n++;
+	return n;
 }
 
 void crash_log_marks(const struct crash_log *l, size_t cut,

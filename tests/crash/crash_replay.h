@@ -18,6 +18,13 @@ struct crash_log *crash_log_load(const char *path, char *err, size_t errlen);
 void crash_log_free(struct crash_log *log);
 /* Records in the log: a crash point is 0 .. this. */
 size_t crash_log_len(const struct crash_log *log);
+/*
+ * Records in the log when it was size bytes long: another process (an NFS
+ * client of a recorded ganesha.nfsd) that stat()s the log when a reply
+ * comes knows the crash point after which that reply's promise must hold
+ * (the recorder appends a call's record before the call returns).
+ */
+size_t crash_log_len_at(const struct crash_log *log, uint64_t size);
 /* The marks (crashrec_mark) before crash point cut, in order: fn each. */
 void crash_log_marks(const struct crash_log *log, size_t cut,
 		     void (*fn)(void *ctx, uint64_t kind, uint64_t value),

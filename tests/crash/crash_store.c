@@ -36,7 +36,15 @@
  *
  * --posix-dirs: directory entries durable only by an fsync of their
  * directory (crash_replay.c).
- *   crash_store --replay LOG --cut K --seed S --out DIR   (one crash state)
+ *   crash_store --replay LOG (--cut K | --cut-bytes B) [--seed S]
+ *               [--posix-dirs] --out DIR
+ *
+ * --replay builds one crash state of a log recorded elsewhere (say of a
+ * ganesha.nfsd run with the recorder preloaded: CRASHREC_DIR=<the store's
+ * parent> CRASHREC_LOG=<log> LD_PRELOAD=libcrashrec.so), cut after K
+ * records or where the log was B bytes long (a client stat()ing the log
+ * when a COMMIT reply came gets B), half the changes not yet durable lost
+ * and some torn.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -611,8 +619,13 @@ static int run(void)
 	return failed ? 1 : 0;
 }
 
-/* One crash state into out, for a look or another checker. */
-static int replay_one(const char *logp, const char *out, size_t cut)
+/*
+ * One crash state into out, for a look or another checker (say of a
+ * recorded ganesha.nfsd's store); the cut in records, or as the log's size
+ * in bytes.
+ */
+static int replay_one(const char *logp, const char *out, size_t cut,
+		      uint64_t cut_bytes)
 {
 	struct crash_opts o = { .drop = 0.5, .tear = 0.3,
 				.posix_dirs = T.posix_dirs };
@@ -625,6 +638,8 @@ static int replay_one(const char *logp, const char *out, size_t cut)
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
+	if (cut_bytes != UINT64_MAX)
+		cut = crash_log_len_at(l, cut_bytes);
 	rc = crash_state_build(l, NULL, out, cut, T.seed, &o, &info);
 	printf("cut %zu of %zu records: %zu durable, %zu kept, %zu torn, %zu lost\n",
 	       cut, crash_log_len(l), info.forced, info.kept, info.torn,
@@ -637,7 +652,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: crash_store [--seed S] [--ops N] [--states N] [--shim LIB] [--dir D] [--keep] [--posix-dirs]\n"
-		"       crash_store --replay LOG --cut K [--seed S] --out DIR\n");
+		"       crash_store --replay LOG (--cut K | --cut-bytes B) [--seed S] [--posix-dirs] --out DIR\n");
 	exit(2);
 }
 
@@ -645,6 +660,7 @@ int main(int argc, char **argv)
 {
 	const char *record_dir = NULL, *replay = NULL, *out = NULL;
 	size_t cut = SIZE_MAX;
+	uint64_t cut_bytes = UINT64_MAX;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -678,13 +694,15 @@ int main(int argc, char **argv)
 			out = v;
 		else if (!strcmp(a, "--cut"))
 			cut = strtoull(v, NULL, 0);
+		else if (!strcmp(a, "--cut-bytes"))
+			cut_bytes = strtoull(v, NULL, 0);
 		else
 			usage();
 	}
 	if (replay) {
-		if (!out || cut == SIZE_MAX)
+		if (!out || (cut == SIZE_MAX) == (cut_bytes == UINT64_MAX))
 			usage();
-		return replay_one(replay, out, cut);
+		return replay_one(replay, out, cut, cut_bytes);
 	}
 	workload_make();
 	return record_dir ? record(record_dir) : run();
