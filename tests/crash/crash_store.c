@@ -32,10 +32,12 @@
  * counts as absent, and absent matches zero (a hole).
  *
  *   crash_store [--seed S] [--ops N] [--states N] [--shim LIB] [--dir D]
- *               [--keep] [--posix-dirs]
+ *               [--keep] [--posix-dirs] [--claim-unstable-durable]
  *
  * --posix-dirs: directory entries durable only by an fsync of their
- * directory (crash_replay.c).
+ * directory (crash_replay.c).  --claim-unstable-durable: the checker's own
+ * check, which must fail: it takes an UNSTABLE write as acknowledged once
+ * it returned, which the store does not promise.
  *   crash_store --replay LOG (--cut K | --cut-bytes B) [--seed S]
  *               [--posix-dirs] --out DIR
  *
@@ -96,6 +98,7 @@ static struct {
 	const char *dir;
 	bool keep;
 	bool posix_dirs;
+	bool claim_unstable;
 	struct op *ops;
 } T = { .seed = 1, .n_ops = 200, .states = 300, .shim = CRASHREC_SO };
 
@@ -336,7 +339,7 @@ static bool acked(const struct progress *p, unsigned int last_commit_done,
 	if (i < last_commit_done)
 		return true;
 	return (o->kind == OP_WRITE || o->kind == OP_WRITE_BLOCKS) &&
-	       o->stable && i < p->ended;
+	       (o->stable || T.claim_unstable) && i < p->ended;
 }
 
 /* A byte value: 0..255, or ABSENT (past the end, or no file). */
@@ -652,6 +655,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: crash_store [--seed S] [--ops N] [--states N] [--shim LIB] [--dir D] [--keep] [--posix-dirs]\n"
+		"                   [--claim-unstable-durable]\n"
 		"       crash_store --replay LOG (--cut K | --cut-bytes B) [--seed S] [--posix-dirs] --out DIR\n");
 	exit(2);
 }
@@ -671,6 +675,10 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(a, "--posix-dirs")) {
 			T.posix_dirs = true;
+			continue;
+		}
+		if (!strcmp(a, "--claim-unstable-durable")) {
+			T.claim_unstable = true;
 			continue;
 		}
 		if (!v)
