@@ -143,11 +143,14 @@ uint64_t slots_reserve(struct dstore *ds, uint64_t n)
 	return first;
 }
 
+/* iovecs per preadv/pwritev: a 4 MiB run of 4 KiB blocks in one call */
+#define IO_RUN_IOV 1024
+
 /* Slots first .. first + n - 1 of one container, one block buffer each. */
 static int io_run(struct dstore *ds, bool wr, uint64_t first, unsigned int n,
 		  void *const *bufs)
 {
-	struct iovec iov[64];
+	struct iovec iov[IO_RUN_IOV];
 	off_t off;
 	int fd = container_fd(ds, first, &off);
 	size_t want = (size_t)n << ds->bshift, done = 0;
@@ -160,7 +163,7 @@ static int io_run(struct dstore *ds, bool wr, uint64_t first, unsigned int n,
 		size_t skip = done >> ds->bshift, part = done & (ds->bsize - 1);
 		int cnt = 0;
 
-		for (size_t i = skip; i < n && cnt < 64; i++, cnt++) {
+		for (size_t i = skip; i < n && cnt < IO_RUN_IOV; i++, cnt++) {
 			iov[cnt].iov_base = (char *)bufs[i] + (i == skip ? part : 0);
 			iov[cnt].iov_len = ds->bsize - (i == skip ? part : 0);
 		}

@@ -168,9 +168,12 @@ static int read_blocks(struct dstore *ds, const struct read_block *rb,
 		       size_t n, uint64_t off, uint8_t *buf, size_t len)
 {
 	uint8_t *bounce = NULL;
-	void *bufs[64];
+	void *stack_bufs[64], **bufs = stack_bufs;
 	size_t done = 0;	/* buf[0, done) is filled */
 	int rc = 0;
+
+	if (n > 64 && !(bufs = malloc(n * sizeof(*bufs))))
+		return -ENOMEM;
 
 	for (size_t i = 0; i < n && !rc;) {
 		uint64_t bstart = rb[i].lbn << ds->bshift;
@@ -179,7 +182,7 @@ static int read_blocks(struct dstore *ds, const struct read_block *rb,
 
 		memset(buf + done, 0, from - off - done);
 		/* a run of whole blocks in consecutive slots */
-		while (i + run < n && run < 64) {
+		while (i + run < n) {
 			const struct read_block *b = &rb[i + run];
 			uint64_t s = b->lbn << ds->bshift;
 
@@ -201,8 +204,10 @@ static int read_blocks(struct dstore *ds, const struct read_block *rb,
 		}
 		if (!bounce) {
 			bounce = malloc(ds->bsize);
-			if (!bounce)
-				return -ENOMEM;
+			if (!bounce) {
+				rc = -ENOMEM;
+				break;
+			}
 		}
 		rc = block_read_verified(ds, &rb[i].c, &rb[i].h, bounce);
 		if (!rc) {
@@ -218,6 +223,8 @@ static int read_blocks(struct dstore *ds, const struct read_block *rb,
 	if (!rc)
 		memset(buf + done, 0, len - done);
 	free(bounce);
+	if (bufs != stack_bufs)
+		free(bufs);
 	return rc;
 }
 
