@@ -325,10 +325,12 @@ enum sc_read_result sc_hostcache_read_run(struct sc_hostcache *hc,
 	for (i = 0; n > 1 && i < n; i++)
 		sc_csimap_prefetch(hc->map, file, lbn + i, 1);
 	sc_ccache_unpin(hc->cache, p);
-	f = file_find(hc, file);
-	*sized = f != SC_NIL && hc->f[f].sized;
-	if (*sized)
-		*size = hc->f[f].size;
+	if (sized) {
+		f = file_find(hc, file);
+		*sized = f != SC_NIL && hc->f[f].sized;
+		if (*sized)
+			*size = hc->f[f].size;
+	}
 	while (p->n < n && r == SC_ADDR_HIT)
 		r = read_locked(hc, file, lbn + p->n, h, p, &data);
 	sc_mutex_unlock(&hc->lock);

@@ -805,9 +805,8 @@ static ssize_t host_read(struct sc_host *h, uint64_t file, uint64_t off,
 						    left < SC_CCACHE_PINS ?
 						    (uint32_t)left :
 						    SC_CCACHE_PINS,
-						    &pins, &hh, &left, &sized);
+						    &pins, &hh, NULL, NULL);
 		looked = false;
-		left = r.last - lbn + 1;
 		k = pins.n < left ? pins.n : (uint32_t)left;
 		for (i = 0; i < k; i++)
 			rd_copy_hit(&r, lbn + i, pins.buf[i]);

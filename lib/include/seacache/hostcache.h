@@ -93,7 +93,8 @@ enum sc_read_result sc_hostcache_read(struct sc_hostcache *hc, uint64_t file,
  * copy out with no lock held; the block after them, if p->n < n, is
  * looked up as by sc_hostcache_read but not copied, and its result
  * returned (SC_NEED_HASH, or SC_NEED_DATA with *h); SC_ADDR_HIT when all
- * n hit.  *sized: whether the file's size is known, then in *size.
+ * n hit.  *sized (unless NULL): whether the file's size is known, then
+ * in *size.
  */
 enum sc_read_result sc_hostcache_read_run(struct sc_hostcache *hc,
 					  uint64_t file, uint64_t lbn,
