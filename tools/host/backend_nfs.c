@@ -20,6 +20,7 @@
 #include <nfsc/libnfs.h>
 
 #include <seacache/ccache.h>
+#include <seacache/compat.h>
 
 #include "backends.h"
 
@@ -40,14 +41,20 @@ struct nfs_vm {
 };
 
 /* The cache key of an address: not a content hash, never confused with
- * one since this cache holds addresses only. */
+ * one since this cache holds addresses only.  The cache's table takes a
+ * key's first 8 bytes as its bucket, as a content hash's are uniform: they
+ * hold the address mixed (with the address itself there, all blocks of an
+ * image shared one bucket, a chain of the whole cache walked under the
+ * lock at every lookup: most of the Baseline's time); the address follows
+ * as it is. */
 static struct sc_hash addr_key(uint32_t image, uint64_t lbn)
 {
 	struct sc_hash k;
 
 	memset(&k, 0, sizeof(k));
-	sc_put_be32(k.b, image);
-	sc_put_be64(k.b + 4, lbn);
+	sc_put_be64(k.b, sc_mix64(((uint64_t)image << 48) ^ lbn));
+	sc_put_be32(k.b + 8, image);
+	sc_put_be64(k.b + 12, lbn);
 	return k;
 }
 
