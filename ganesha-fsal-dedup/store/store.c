@@ -218,8 +218,9 @@ static int store_lock(struct dstore *ds, char *err, size_t errlen)
 	return 0;
 }
 
+/* The index in directory name of the store (formatted if new). */
 static int store_open_index(struct dstore *ds, const struct dstore_params *p,
-			    char *err, size_t errlen)
+			    const char *name, char *err, size_t errlen)
 {
 	char path[PATH_MAX];
 	struct super_rec sb;
@@ -227,7 +228,7 @@ static int store_open_index(struct dstore *ds, const struct dstore_params *p,
 	unsigned int flags = MDB_NOTLS | MDB_NORDAHEAD | MDB_NOMETASYNC;
 	int rc;
 
-	snprintf(path, sizeof(path), "%s/index", ds->dir);
+	snprintf(path, sizeof(path), "%s/%s", ds->dir, name);
 	if (!ds->read_only && mkdir(path, 0700) && errno != EEXIST) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -errno;
@@ -381,6 +382,54 @@ static int parent_sync(struct dstore *ds)
 	return rc;
 }
 
+/*
+ * A new store's index is made whole in index.new and then renamed to
+ * index: a power cut while LMDB writes its first pages would otherwise
+ * leave an index file LMDB refuses to open (and the store with it).  What
+ * such a cut leaves of index.new is removed here.
+ */
+static int store_create_index(struct dstore *ds, const struct dstore_params *p,
+			      char *err, size_t errlen)
+{
+	static const char *const files[] = { "data.mdb", "lock.mdb" };
+	char tmp[PATH_MAX], final[PATH_MAX], f[PATH_MAX + 16];
+	struct stat st;
+	int rc;
+
+	snprintf(final, sizeof(final), "%s/index", ds->dir);
+	snprintf(f, sizeof(f), "%s/data.mdb", final);
+	if (stat(f, &st) == 0)
+		return 0;	/* formatted: opened as it is */
+	snprintf(tmp, sizeof(tmp), "%s/index.new", ds->dir);
+	/* and an index directory without data.mdb, as stores made before
+	 * index.new was could leave */
+	for (int d = 0; d < 2; d++) {
+		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+			snprintf(f, sizeof(f), "%s/%s", d ? final : tmp, files[i]);
+			if (unlink(f) && errno != ENOENT)
+				goto fail;
+		}
+		if (rmdir(d ? final : tmp) && errno != ENOENT)
+			goto fail;
+	}
+	rc = store_open_index(ds, p, "index.new", err, errlen);
+	if (!rc)
+		rc = idx_err(ds, mdb_env_sync(ds->env, 1), "index sync");
+	mdb_env_close(ds->env);
+	ds->env = NULL;
+	ds->index_ready = false;
+	if (rc)
+		return rc;
+	if (rename(tmp, final))
+		goto fail;
+	return dir_sync(ds, ds->dir);
+fail:
+	rc = -errno;
+	snprintf(err, errlen, "%s: cannot create the store's index: %s",
+		 ds->dir, strerror(-rc));
+	return rc;
+}
+
 int dstore_open(const char *dir, const struct dstore_params *p,
 		struct dstore **out, char *err, size_t errlen)
 {
@@ -459,8 +508,10 @@ int dstore_open(const char *dir, const struct dstore_params *p,
 		return rc;
 	}
 	rc = store_lock(ds, err, errlen);
+	if (!rc && !ds->read_only)
+		rc = store_create_index(ds, p, err, errlen);
 	if (!rc)
-		rc = store_open_index(ds, p, err, errlen);
+		rc = store_open_index(ds, p, "index", err, errlen);
 	if (!rc)
 		rc = containers_open(ds);
 	if (!rc && made_dir)
