@@ -546,8 +546,17 @@ static void state_pick(unsigned int s, size_t n, size_t *cut,
 	struct sc_prng g;
 
 	sc_prng_seed(&g, state_seed(s));
-	/* the first two: the whole log, all of it kept / none of it */
-	*cut = s < 2 ? n : (size_t)(sc_prng_next(&g) % (n + 1));
+	/*
+	 * the first two: the whole log, all of it kept / none of it; then
+	 * anywhere, one in eight in the first 64 records (the store's
+	 * creation, a few records among thousands)
+	 */
+	if (s < 2)
+		*cut = n;
+	else if (sc_prng_below(&g, 8) == 0)
+		*cut = (size_t)(sc_prng_next(&g) % ((n < 64 ? n : 64) + 1));
+	else
+		*cut = (size_t)(sc_prng_next(&g) % (n + 1));
 	o->drop = s == 0 ? 0.0 : s == 1 ? 1.0 : drops[sc_prng_below(&g, 5)];
 	o->tear = s >= 2 && (s & 1) ? 0.3 : 0.0;
 	o->posix_dirs = T.posix_dirs;
