@@ -512,7 +512,7 @@ static int copy_tree(const char *from, const char *to)
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
 }
 
-static int remove_tree(const char *path)
+int crash_tree_remove(const char *path)
 {
 	char cmd[PATH_MAX + 16];
 	int st;
@@ -574,7 +574,7 @@ static void apply_dir_op(struct build *b, const struct rec *r)
 	case CL_RMDIR:
 		if (!b->at[r->obj])
 			return;
-		if (remove_tree(b->at[r->obj]))
+		if (crash_tree_remove(b->at[r->obj]))
 			build_fail(b, "remove", b->at[r->obj]);
 		forget_at(b, b->at[r->obj]);
 		return;

@@ -53,4 +53,7 @@ int crash_state_build(const struct crash_log *log, const char *initial,
 		      const char *out, size_t cut, uint64_t seed,
 		      const struct crash_opts *o, struct crash_info *info);
 
+/* rm -rf path: a crash state once checked. 0 or -EIO. */
+int crash_tree_remove(const char *path);
+
 #endif /* SEACACHE_CRASH_REPLAY_H */

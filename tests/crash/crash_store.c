@@ -472,14 +472,6 @@ static bool state_check(const char *dir, const struct progress *p, char *why,
 	return good;
 }
 
-static int remove_tree(const char *path)
-{
-	char cmd[PATH_MAX + 16];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
 /* Runs this program with --record under the recorder; 0 when it passed. */
 static int record_child(const char *work, const char *log)
 {
@@ -611,7 +603,7 @@ static int run(void)
 		snprintf(log, sizeof(log), "%s/store", state);
 		if (state_check(log, &p, why, sizeof(why))) {
 			passed++;
-			remove_tree(state);
+			crash_tree_remove(state);
 			continue;
 		}
 		failed++;
@@ -621,13 +613,13 @@ static int run(void)
 			info.kept, info.torn, info.dropped, why,
 			T.keep ? "; kept in " : "", T.keep ? state : "");
 		if (!T.keep)
-			remove_tree(state);
+			crash_tree_remove(state);
 	}
 	crash_log_free(l);
 	printf("crash states: %u checked, %u passed, %u failed (seed %" PRIu64 ", %u ops, %zu log records)\n",
 	       passed + failed, passed, failed, T.seed, T.n_ops, n);
 	if (!T.keep || !failed)
-		remove_tree(work);
+		crash_tree_remove(work);
 	return failed ? 1 : 0;
 }
 

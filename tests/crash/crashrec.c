@@ -339,17 +339,6 @@ EXPORT int open(const char *name, int flags, ...)
 	return do_openat(AT_FDCWD, name, flags, mode);
 }
 
-EXPORT int open64(const char *name, int flags, ...)
-{
-	va_list ap;
-	mode_t mode;
-
-	va_start(ap, flags);
-	mode = open_mode(flags, ap);
-	va_end(ap);
-	return do_openat(AT_FDCWD, name, flags, mode);
-}
-
 EXPORT int openat(int dirfd, const char *name, int flags, ...)
 {
 	va_list ap;
@@ -361,23 +350,7 @@ EXPORT int openat(int dirfd, const char *name, int flags, ...)
 	return do_openat(dirfd, name, flags, mode);
 }
 
-EXPORT int openat64(int dirfd, const char *name, int flags, ...)
-{
-	va_list ap;
-	mode_t mode;
-
-	va_start(ap, flags);
-	mode = open_mode(flags, ap);
-	va_end(ap);
-	return do_openat(dirfd, name, flags, mode);
-}
-
 EXPORT int creat(const char *name, mode_t mode)
-{
-	return do_openat(AT_FDCWD, name, O_CREAT | O_WRONLY | O_TRUNC, mode);
-}
-
-EXPORT int creat64(const char *name, mode_t mode)
 {
 	return do_openat(AT_FDCWD, name, O_CREAT | O_WRONLY | O_TRUNC, mode);
 }
@@ -494,11 +467,6 @@ EXPORT ssize_t pwrite(int fd, const void *buf, size_t len, off_t off)
 	return write_done(fd, &iov, 1, off, 0, real_pwrite(fd, buf, len, off));
 }
 
-EXPORT ssize_t pwrite64(int fd, const void *buf, size_t len, off_t off)
-{
-	return pwrite(fd, buf, len, off);
-}
-
 EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
 {
 	init();
@@ -507,11 +475,6 @@ EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
 	pthread_mutex_lock(&R.lock);
 	return write_done(fd, iov, cnt, off, 0,
 			  real_pwritev(fd, iov, cnt, off));
-}
-
-EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off_t off)
-{
-	return pwritev(fd, iov, cnt, off);
 }
 
 EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off,
@@ -523,12 +486,6 @@ EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off,
 	pthread_mutex_lock(&R.lock);
 	return write_done(fd, iov, cnt, off, flags,
 			  real_pwritev2(fd, iov, cnt, off, flags));
-}
-
-EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt,
-			   off_t off, int flags)
-{
-	return pwritev2(fd, iov, cnt, off, flags);
 }
 
 EXPORT int ftruncate(int fd, off_t size)
@@ -546,11 +503,6 @@ EXPORT int ftruncate(int fd, off_t size)
 	return rc;
 }
 
-EXPORT int ftruncate64(int fd, off_t size)
-{
-	return ftruncate(fd, size);
-}
-
 EXPORT int truncate(const char *name, off_t size)
 {
 	char rel[PATH_MAX];
@@ -565,11 +517,6 @@ EXPORT int truncate(const char *name, off_t size)
 		log_simple(CL_TRUNCATE, 0, (uint64_t)size, 0, rel, NULL);
 	pthread_mutex_unlock(&R.lock);
 	return rc;
-}
-
-EXPORT int truncate64(const char *name, off_t size)
-{
-	return truncate(name, size);
 }
 
 EXPORT int fallocate(int fd, int mode, off_t off, off_t len)
@@ -603,11 +550,6 @@ EXPORT int fallocate(int fd, int mode, off_t off, off_t len)
 	}
 	pthread_mutex_unlock(&R.lock);
 	return rc;
-}
-
-EXPORT int fallocate64(int fd, int mode, off_t off, off_t len)
-{
-	return fallocate(fd, mode, off, len);
 }
 
 static int barrier_done(int fd, int rc)
@@ -708,12 +650,6 @@ EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
 			fd_rel(fd));
 	}
 	return real_mmap(addr, len, prot, flags, fd, off);
-}
-
-EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
-		    off_t off)
-{
-	return mmap(addr, len, prot, flags, fd, off);
 }
 
 /* A namespace call on one path: the real call, then its record. */
@@ -897,11 +833,6 @@ EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t len)
 	return real_sendfile(out, in, off, len);
 }
 
-EXPORT ssize_t sendfile64(int out, int in, off_t *off, size_t len)
-{
-	return sendfile(out, in, off, len);
-}
-
 EXPORT void crashrec_mark(uint64_t kind, uint64_t value)
 {
 	init();
@@ -911,3 +842,17 @@ EXPORT void crashrec_mark(uint64_t kind, uint64_t value)
 	log_simple(CL_MARK, 0, kind, value, NULL, NULL);
 	pthread_mutex_unlock(&R.lock);
 }
+
+/* The LFS names: the same calls (off_t is 64 bits here). */
+#define ALIAS(name, of) __typeof__(of) name __attribute__((alias(#of)))
+EXPORT ALIAS(open64, open);
+EXPORT ALIAS(openat64, openat);
+EXPORT ALIAS(creat64, creat);
+EXPORT ALIAS(pwrite64, pwrite);
+EXPORT ALIAS(pwritev64, pwritev);
+EXPORT ALIAS(pwritev64v2, pwritev2);
+EXPORT ALIAS(ftruncate64, ftruncate);
+EXPORT ALIAS(truncate64, truncate);
+EXPORT ALIAS(fallocate64, fallocate);
+EXPORT ALIAS(mmap64, mmap);
+EXPORT ALIAS(sendfile64, sendfile);
