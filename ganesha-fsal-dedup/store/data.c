@@ -507,8 +507,15 @@ static int intent_apply(struct wtxn *w, struct write_intent *in)
 		ir.size = in->end;
 	}
 	ir.change = in->change > ir.change + 1 ? in->change : ir.change + 1;
-	ir.time_s[T_MTIME] = ir.time_s[T_CTIME] = in->mtime.tv_sec;
-	ir.time_ns[T_MTIME] = ir.time_ns[T_CTIME] = (uint32_t)in->mtime.tv_nsec;
+	ir.time_s[T_MTIME] = in->mtime.tv_sec;
+	ir.time_ns[T_MTIME] = (uint32_t)in->mtime.tv_nsec;
+	/* a link or rename since the write keeps its later ctime */
+	if (in->mtime.tv_sec > ir.time_s[T_CTIME] ||
+	    (in->mtime.tv_sec == ir.time_s[T_CTIME] &&
+	     (uint32_t)in->mtime.tv_nsec > ir.time_ns[T_CTIME])) {
+		ir.time_s[T_CTIME] = in->mtime.tv_sec;
+		ir.time_ns[T_CTIME] = (uint32_t)in->mtime.tv_nsec;
+	}
 	return inode_put(w, in->ino, &ir, NULL);
 }
 

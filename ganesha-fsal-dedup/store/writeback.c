@@ -110,7 +110,10 @@ void wb_attr_apply(const struct wb_attr *wa, struct dstore_attr *a)
 	a->blocks_mapped = (int64_t)a->blocks_mapped + wa->mapped > 0 ?
 			   (uint64_t)((int64_t)a->blocks_mapped + wa->mapped) : 0;
 	a->mtime = wa->mtime;
-	a->ctime = wa->mtime;
+	if (wa->mtime.tv_sec > a->ctime.tv_sec ||
+	    (wa->mtime.tv_sec == a->ctime.tv_sec &&
+	     wa->mtime.tv_nsec > a->ctime.tv_nsec))
+		a->ctime = wa->mtime;
 }
 
 bool wb_lookup(struct dstore *ds, uint64_t ino, uint64_t first, size_t n,
