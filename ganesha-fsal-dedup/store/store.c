@@ -225,7 +225,13 @@ static int store_open_index(struct dstore *ds, const struct dstore_params *p,
 	char path[PATH_MAX];
 	struct super_rec sb;
 	MDB_txn *txn;
-	unsigned int flags = MDB_NOTLS | MDB_NORDAHEAD | MDB_NOMETASYNC;
+	/*
+	 * With the kernel's readahead: a cold READ's block map and chunk
+	 * lookups fault the index in a run of pages at a time, not one
+	 * 4 KiB page per lookup (cold sequential 1 MiB reads 0.30 -> 0.54 of
+	 * FSAL_VFS, 128 KiB x 8 0.41 -> 0.80).
+	 */
+	unsigned int flags = MDB_NOTLS | MDB_NOMETASYNC;
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/%s", ds->dir, name);
