@@ -51,6 +51,7 @@
 #define KiB 1024LL
 #define MiB (1024 * KiB)
 #define TiB (1024 * 1024 * MiB)
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static void die(const char *what)
 {
@@ -256,7 +257,8 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* The directory's entries but . and .., sorted, with their types; silly
- * (.nfsXXXX) names counted, not named. */
+ * (.nfsXXXX) names counted, not named.
+ */
 static void listing(const char *dir)
 {
 	char *names[64];
@@ -554,8 +556,8 @@ static void sc_fallocate(void)
 
 static void sc_data(void)
 {
-	static char buf[MiB] __attribute__((aligned(4096)));
-	static char got[MiB] __attribute__((aligned(4096)));
+	static _Alignas(4096) char buf[MiB];
+	static _Alignas(4096) char got[MiB];
 	size_t i;
 	int fd;
 
@@ -599,7 +601,8 @@ static bool same(struct timespec a, struct timespec b)
 
 /* What OP (done after a pause longer than any time granularity) changed
  * of the times of the file (named BEFORE before it, AFTER after it) and of
- * the directory ".". */
+ * the directory ".".
+ */
 #define CHANGES_AS(label, before, after, op)                                 \
 	do {                                                                 \
 		struct times f0 = times_of(before), d0 = times_of(".");      \
@@ -693,7 +696,8 @@ static void sc_statfs(void)
 /* --- locks from two processes -------------------------------------------- */
 
 /* fcntl lock TYPE over [start, start+len) on fd with F_SETLK or F_GETLK;
- * for F_GETLK, what it found. */
+ * for F_GETLK, what it found.
+ */
 static const char *plock(int fd, int cmd, short type, off_t start, off_t len)
 {
 	static char buf[64];
@@ -713,7 +717,8 @@ static const char *plock(int fd, int cmd, short type, off_t start, off_t len)
 }
 
 /* Runs STEP in a child process (another lock owner, its own open of
- * PATH), whose result goes into the line. */
+ * PATH), whose result goes into the line.
+ */
 static void in_child_on(const char *path, void (*step)(int fd))
 {
 	int p[2], status;
@@ -875,7 +880,8 @@ static void sc_cross_locks(void)
 
 /* A file one client holds open while the other removes it: a client
  * renames a file it removes while open itself (silly_rename), the server
- * sees a plain REMOVE when another client removes it. */
+ * sees a plain REMOVE when another client removes it.
+ */
 static void removed_while_open(const char *opener, const char *remover)
 {
 	char buf[16];
@@ -939,7 +945,8 @@ static void skip_opaque(struct xdr *x)
 }
 
 /* The reply to the call in req (len bytes) into out; its length, or 0 for
- * no reply. */
+ * no reply.
+ */
 static size_t rpc_answer(uint32_t *req, size_t len, uint32_t *out)
 {
 	struct xdr x = { req, req + len / 4 };
@@ -981,7 +988,8 @@ static size_t rpc_answer(uint32_t *req, size_t len, uint32_t *out)
 		;
 	} else if (prog == NSM_PROG) {
 		/* SM_STAT, SM_MON: STAT_SUCC and a state; SM_UNMON(_ALL): a
-		 * state; NULL, SM_SIMU_CRASH, SM_NOTIFY: nothing */
+		 * state; NULL, SM_SIMU_CRASH, SM_NOTIFY: nothing
+		 */
 		if (proc == 1 || proc == 2)
 			out[n++] = htonl(0);
 		if (proc >= 1 && proc <= 4)
@@ -1131,7 +1139,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc == 2 && !strcmp(argv[1], "list")) {
-		for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
+		for (i = 0; i < ARRAY_SIZE(scenarios); i++)
 			printf("%s\n", scenarios[i].name);
 		return 0;
 	}
@@ -1153,12 +1161,11 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc != 3 || strcmp(argv[1], "run")) {
-		fprintf(stderr, "usage: kconform mount SOURCE TARGET OPTIONS |"
-			" rpc-stubs | run DIR | cross DIR-V3 DIR-V4.2 | list [cross]\n");
+		fprintf(stderr, "usage: kconform mount SOURCE TARGET OPTIONS | rpc-stubs | run DIR | cross DIR-V3 DIR-V4.2 | list [cross]\n");
 		return 2;
 	}
 	umask(022);
-	for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(scenarios); i++) {
 		scenario = scenarios[i].name;
 		enter(argv[2], scenario);
 		scenarios[i].run();
