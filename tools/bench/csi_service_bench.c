@@ -48,7 +48,8 @@
 #define WRITE_PIECE (1u << 20)
 
 struct opts {
-	double seconds;
+	double seconds;			/* per round */
+	unsigned int rounds;
 	unsigned int file_mib;
 	unsigned int depth;		/* calls in flight per connection */
 	unsigned int conns;
@@ -62,7 +63,7 @@ struct opts {
 struct bench {
 	char host[64];
 	uint16_t port;
-	unsigned int depth, conns;
+	unsigned int depth, conns, rounds;
 	double seconds;
 	uint64_t file, size, nblk;
 	uint32_t bs, count;		/* block size, blocks per READ */
@@ -81,6 +82,12 @@ struct host {
 struct pass {
 	uint64_t calls, blocks, payload, wire, other_kind;
 	double secs, cpu;
+};
+
+/* Timed runs one after another: their sums and the range of their rates. */
+struct rounds {
+	struct pass sum;
+	double min, max;	/* calls/s (hash-only) or payload bytes/s */
 };
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -380,6 +387,35 @@ static struct pass run(struct bench *b, struct host h, uint32_t flags,
 	return p;
 }
 
+/*
+ * b->rounds timed runs: a single one on a loaded machine tells little,
+ * the range of several shows how far one can be trusted.
+ */
+static struct rounds run_rounds(struct bench *b, struct host h,
+				uint32_t flags, uint32_t kind)
+{
+	struct rounds r = { .min = -1 };
+	struct pass p;
+	unsigned int i;
+	double v;
+
+	for (i = 0; i < b->rounds; i++) {
+		p = run(b, h, flags, kind, false, false, false);
+		v = (double)(kind == CSI_RK_DATA ? p.payload : p.calls) /
+		    p.secs;
+		r.min = r.min < 0 || v < r.min ? v : r.min;
+		r.max = v > r.max ? v : r.max;
+		r.sum.calls += p.calls;
+		r.sum.blocks += p.blocks;
+		r.sum.payload += p.payload;
+		r.sum.wire += p.wire;
+		r.sum.other_kind += p.other_kind;
+		r.sum.secs += p.secs;
+		r.sum.cpu += p.cpu;
+	}
+	return r;
+}
+
 static uint64_t counter(struct sc_rpc_client *c, const char *name)
 {
 	struct csi_stats_args a = { .per_host = false };
@@ -511,21 +547,23 @@ static void local_stop(struct local *L)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: " ME " [--seconds S (3)] [--file-mib M (64)] [--depth D (8)]\n"
+		"usage: " ME " [--seconds S (2)] [--rounds R (5)] [--file-mib M (64)] [--depth D (8)]\n"
 		"       [--conns C (2)] [--seed N (42)] [--store DIR (emptied; default: a\n"
 		"       temporary directory)] [--json]\n"
 		"   or: " ME " --server HOST:PORT --file INO [--seconds S] [--depth D]\n"
-		"       [--conns C] [--json]     (a running CSI service, e.g. ganesha's)\n"
+		"       [--rounds R] [--conns C] [--json]     (a running CSI service, e.g. ganesha's)\n"
 		"Measures the CSI service's READ targets: hash-only calls/s (>= 20 k on one\n"
 		"core), data GB/s (>= 1), wire bytes of a W/Tracker re-read (<= 2%%), and\n"
 		"the tracker's bytes per (host, content) pair.  D calls in flight on each\n"
-		"of C connections.\n");
+		"of C connections; the timed tests run R rounds of S seconds each, their\n"
+		"mean and min-max printed.\n");
 }
 
 static void parse(int argc, char **argv, struct opts *o, struct bench *b)
 {
 	static const struct option lo[] = {
 		{ "seconds", required_argument, NULL, 's' },
+		{ "rounds", required_argument, NULL, 'r' },
 		{ "file-mib", required_argument, NULL, 'm' },
 		{ "depth", required_argument, NULL, 'd' },
 		{ "conns", required_argument, NULL, 'c' },
@@ -543,6 +581,7 @@ static void parse(int argc, char **argv, struct opts *o, struct bench *b)
 	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (ch) {
 		case 's': o->seconds = atof(optarg); break;
+		case 'r': o->rounds = (unsigned int)atoi(optarg); break;
 		case 'm': o->file_mib = (unsigned int)atoi(optarg); break;
 		case 'd': o->depth = (unsigned int)atoi(optarg); break;
 		case 'c': o->conns = (unsigned int)atoi(optarg); break;
@@ -555,7 +594,8 @@ static void parse(int argc, char **argv, struct opts *o, struct bench *b)
 		default: usage(stderr); exit(2);
 		}
 	}
-	if (optind < argc || o->seconds <= 0 || !o->file_mib ||
+	if (optind < argc || o->seconds <= 0 || !o->rounds ||
+	    o->rounds > 100 || !o->file_mib ||
 	    o->file_mib > 4096 || !o->depth || o->depth > 256 || !o->conns ||
 	    o->conns > 64 || !o->server != !o->file ||
 	    (o->server && o->store)) {
@@ -563,6 +603,7 @@ static void parse(int argc, char **argv, struct opts *o, struct bench *b)
 		exit(2);
 	}
 	b->seconds = o->seconds;
+	b->rounds = o->rounds;
 	b->depth = o->depth;
 	b->conns = o->conns;
 	if (!o->server)
@@ -578,7 +619,8 @@ static void parse(int argc, char **argv, struct opts *o, struct bench *b)
 
 /* What the tests measured. */
 struct results {
-	struct pass first, reread, hashes, data;
+	struct pass first, reread;
+	struct rounds hashes, data;
 	uint64_t cap, held;		/* the service's tracker */
 	struct sc_tracker_stats ts;	/* of a tracker like it */
 };
@@ -596,30 +638,31 @@ static const char *cpu_json(const struct bench *b, char *buf, size_t n,
 static void print_json(const struct bench *b, const struct opts *o,
 		       const struct results *r)
 {
+	const struct pass *h = &r->hashes.sum, *d = &r->data.sum;
 	char c1[32], c2[32], c3[32], c4[32];
 
 	printf("{\"file_bytes\": %llu, \"block_size\": %u, \"blocks_per_read\": %u, "
 	       "\"depth\": %u, \"conns\": %u, \"in_process\": %s, \"seconds\": %.3f, "
-	       "\"hash_calls_per_s\": %.0f, \"hash_not_hash_blocks\": %llu, "
+	       "\"rounds\": %u, \"hash_calls_per_s\": %.0f, \"hash_calls_per_s_min\": %.0f, "
+	       "\"hash_calls_per_s_max\": %.0f, \"hash_not_hash_blocks\": %llu, "
 	       "\"hash_server_cpu_s\": %s, \"hash_calls_per_server_cpu_s\": %s, "
-	       "\"data_bytes_per_s\": %.0f, \"data_calls_per_s\": %.0f, "
+	       "\"data_bytes_per_s\": %.0f, \"data_bytes_per_s_min\": %.0f, "
+	       "\"data_bytes_per_s_max\": %.0f, \"data_calls_per_s\": %.0f, "
 	       "\"data_server_cpu_s\": %s, \"data_bytes_per_server_cpu_s\": %s, "
 	       "\"first_read_wire_bytes\": %llu, \"reread_wire_bytes\": %llu, "
 	       "\"reread_wire_pct\": %.3f, \"reread_hash_blocks\": %llu, "
 	       "\"tracker_bytes_per_pair\": %.1f, \"tracker_capacity\": %llu, "
 	       "\"tracker_entries\": %llu}\n",
 	       (unsigned long long)b->size, b->bs, b->count, b->depth, b->conns,
-	       o->server ? "false" : "true", o->seconds,
-	       (double)r->hashes.calls / r->hashes.secs,
-	       (unsigned long long)r->hashes.other_kind,
-	       cpu_json(b, c1, sizeof(c1), 3, r->hashes.cpu),
-	       cpu_json(b, c2, sizeof(c2), 0,
-			(double)r->hashes.calls / r->hashes.cpu),
-	       (double)r->data.payload / r->data.secs,
-	       (double)r->data.calls / r->data.secs,
-	       cpu_json(b, c3, sizeof(c3), 3, r->data.cpu),
-	       cpu_json(b, c4, sizeof(c4), 0,
-			(double)r->data.payload / r->data.cpu),
+	       o->server ? "false" : "true", o->seconds, b->rounds,
+	       (double)h->calls / h->secs, r->hashes.min, r->hashes.max,
+	       (unsigned long long)h->other_kind,
+	       cpu_json(b, c1, sizeof(c1), 3, h->cpu),
+	       cpu_json(b, c2, sizeof(c2), 0, (double)h->calls / h->cpu),
+	       (double)d->payload / d->secs, r->data.min, r->data.max,
+	       (double)d->calls / d->secs,
+	       cpu_json(b, c3, sizeof(c3), 3, d->cpu),
+	       cpu_json(b, c4, sizeof(c4), 0, (double)d->payload / d->cpu),
 	       (unsigned long long)r->first.wire,
 	       (unsigned long long)r->reread.wire,
 	       100.0 * (double)r->reread.wire / (double)b->size,
@@ -631,21 +674,24 @@ static void print_json(const struct bench *b, const struct opts *o,
 static void print_text(const struct bench *b, const struct opts *o,
 		       const struct results *r)
 {
-	const struct pass *h = &r->hashes, *d = &r->data;
+	const struct pass *h = &r->hashes.sum, *d = &r->data.sum;
 
-	printf("== " ME ": file %llu (%.1f MiB, %llu blocks of %u B) %s, READ of %u blocks, %u connection(s) x %u in flight, %.1f s per test\n",
+	printf("== " ME ": file %llu (%.1f MiB, %llu blocks of %u B) %s, READ of %u blocks, %u connection(s) x %u in flight, %.1f s per round\n",
 	       (unsigned long long)b->file, (double)b->size / (1 << 20),
 	       (unsigned long long)b->nblk, b->bs,
 	       o->server ? o->server : "in process on 127.0.0.1", b->count,
 	       b->conns, b->depth, o->seconds);
-	printf("hash-only READ  %9.0f calls/s  (%.2f M blocks/s)   target >= 20 k calls/s on one core\n",
-	       (double)h->calls / h->secs, (double)h->blocks / h->secs / 1e6);
+	printf("timed tests: %u rounds each, mean and (min-max of the rounds)\n",
+	       b->rounds);
+	printf("hash-only READ  %9.0f calls/s  (%.0f-%.0f; %.2f M blocks/s)   target >= 20 k calls/s on one core\n",
+	       (double)h->calls / h->secs, r->hashes.min, r->hashes.max,
+	       (double)h->blocks / h->secs / 1e6);
 	if (b->have_cpu)
 		printf("                server thread CPU: %.0f%% of one core = %.0f calls per CPU-second\n",
 		       100.0 * h->cpu / h->secs, (double)h->calls / h->cpu);
-	printf("data READ       %9.3f GB/s payload  (%.0f calls/s)   target >= 1 GB/s\n",
-	       (double)d->payload / d->secs / 1e9,
-	       (double)d->calls / d->secs);
+	printf("data READ       %9.3f GB/s payload  (%.3f-%.3f; %.0f calls/s)   target >= 1 GB/s\n",
+	       (double)d->payload / d->secs / 1e9, r->data.min / 1e9,
+	       r->data.max / 1e9, (double)d->calls / d->secs);
 	if (b->have_cpu)
 		printf("                server thread CPU: %.0f%% of one core = %.2f GB per CPU-second\n",
 		       100.0 * d->cpu / d->secs,
@@ -670,7 +716,7 @@ int main(int argc, char **argv)
 	 * Two connections of 8 calls each: on two cores one client thread
 	 * cannot keep the server thread busy with hash-only READs.
 	 */
-	struct opts o = { .seconds = 3, .file_mib = 64, .depth = 8,
+	struct opts o = { .seconds = 2, .rounds = 5, .file_mib = 64, .depth = 8,
 			  .conns = 2, .seed = 42 };
 	struct bench b = { 0 };
 	struct local L = { 0 };
@@ -700,11 +746,10 @@ int main(int argc, char **argv)
 		       false, true);
 	progress("hash-only READs");
 	run(&b, warm, CSI_READ_WANT_DATA, CSI_RK_DATA, true, false, false);
-	r.hashes = run(&b, warm, CSI_READ_WANT_DATA, CSI_RK_HASH, false,
-		       false, false);
+	r.hashes = run_rounds(&b, warm, CSI_READ_WANT_DATA, CSI_RK_HASH);
 	progress("data READs (FORCE_DATA)");
-	r.data = run(&b, warm, CSI_READ_WANT_DATA | CSI_READ_FORCE_DATA,
-		     CSI_RK_DATA, false, false, false);
+	r.data = run_rounds(&b, warm, CSI_READ_WANT_DATA | CSI_READ_FORCE_DATA,
+			    CSI_RK_DATA);
 
 	/*
 	 * A tracker's memory is fixed by its capacity: one like the
@@ -722,10 +767,11 @@ int main(int argc, char **argv)
 	if (!o.server)
 		local_stop(&L);
 
-	if (r.hashes.other_kind || r.data.other_kind || r.first.other_kind)
+	if (r.hashes.sum.other_kind || r.data.sum.other_kind ||
+	    r.first.other_kind)
 		fprintf(stderr, ME ": warning: unexpected answers: %llu blocks not HASH in the hash-only test, %llu not DATA in the data tests\n",
-			(unsigned long long)r.hashes.other_kind,
-			(unsigned long long)(r.data.other_kind +
+			(unsigned long long)r.hashes.sum.other_kind,
+			(unsigned long long)(r.data.sum.other_kind +
 					     r.first.other_kind));
 	if (o.json)
 		print_json(&b, &o, &r);
