@@ -759,9 +759,19 @@ static struct breq *bench_stream(uint64_t n, uint32_t ws)
 
 static int bench(int argc, char **argv)
 {
-	static const char *const specs[] = {
-		"lru", "elru:16", "arc", "dlru", "darc", "cdac-lru", "cdac-arc",
-		"cbbc", "acq", "lruca:exact", "lruca:bloom",
+	/*
+	 * Issue 7's targets, M req per CPU-second: 10 for LRU and ELRU-16,
+	 * 2 for the dedup-aware organisations (address and content); none
+	 * was set for the others (0).
+	 */
+	static const struct {
+		const char *spec;
+		double target;
+	} specs[] = {
+		{ "lru", 10 }, { "elru:16", 10 }, { "arc", 0 }, { "dlru", 2 },
+		{ "darc", 2 }, { "cdac-lru", 2 }, { "cdac-arc", 2 },
+		{ "cbbc", 2 }, { "acq", 0 }, { "lruca:exact", 0 },
+		{ "lruca:bloom", 0 },
 	};
 	uint64_t n = 10000000, i;
 	uint32_t cap = 65536, ws = 4 * 65536;
@@ -775,15 +785,15 @@ static int bench(int argc, char **argv)
 	q = bench_stream(n, ws);
 	printf("# seacache-sim bench: %" PRIu64 " requests (80/20 over %u addresses, ~4 per content, 10%% writes), cache %u blocks of 4 KiB, one core\n",
 	       n, ws, cap);
-	printf("%-12s %10s %10s %8s %8s %11s\n", "policy", "Mreq/cpu-s",
-	       "Mreq/s", "hit", "load", "meta B/blk");
+	printf("%-12s %10s %10s %8s %8s %11s  %s\n", "policy", "Mreq/cpu-s",
+	       "Mreq/s", "hit", "load", "meta B/blk", "target Mreq/cpu-s");
 	for (k = 0; k < sizeof(specs) / sizeof(specs[0]); k++) {
 		struct sc_dc_config cfg = { .data_blocks = cap, .block_size = 4096 };
 		struct sc_dcache c;
 		struct sc_dc_res res;
 		double t0, c0, t, ct;
 
-		if (sc_dcache_create(&c, specs[k], &cfg))
+		if (sc_dcache_create(&c, specs[k].spec, &cfg))
 			return 2;
 		t0 = now_s();
 		c0 = cpu_s();
@@ -797,18 +807,24 @@ static int bench(int argc, char **argv)
 		}
 		t = now_s() - t0;
 		ct = cpu_s() - c0;
-		printf("%-12s %10.2f %10.2f %8.4f %8.4f %11.1f\n", specs[k],
+		printf("%-12s %10.2f %10.2f %8.4f %8.4f %11.1f  ", specs[k].spec,
 		       n / ct / 1e6, n / t / 1e6,
 		       (double)c.st.read_hits / (double)(c.st.reads ? c.st.reads : 1),
 		       (double)c.st.loads / (double)n,
 		       (double)c.ops->bytes(&c) / cap);
+		if (specs[k].target > 0)
+			printf(">= %g: %s\n", specs[k].target,
+			       n / ct / 1e6 >= specs[k].target ? "met" : "MISSED");
+		else
+			printf("-\n");
 		sc_dcache_destroy(&c);
 	}
 	free(q);
 	printf("# Mreq/cpu-s: per second of this thread's CPU time (robust on a shared machine); Mreq/s: wall clock\n");
 	printf("# hit: reads answered as address hits; load: contents loaded per request\n");
 	printf("# meta B/blk: the policy's metadata bytes per data block of capacity (split caches include\n");
-	printf("#   their metadata cache of 4 addresses per block), no block data\n");
+	printf("#   their metadata cache of 4 addresses per block), no block data; the <= 64 B target is the\n");
+	printf("#   system mode's metadata per tracked block (meta_bytes_per_block, in make bench's system-mode part)\n");
 	return 0;
 }
 
