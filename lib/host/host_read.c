@@ -54,6 +54,8 @@ struct rd {
 	uint8_t *bounce[2];	/* its first and last block's, if partial */
 	struct rd_blk *b;	/* the misses, up to RD_WINDOW */
 	uint32_t n;
+	struct sc_peer_fetch *pf;	/* a reply's delegated blocks */
+	uint32_t npf;
 	uint64_t size;		/* the file's size in the last reply */
 	struct sc_hasher *hs;
 	uint64_t wait_upto;	/* RB_WAIT, HASH: READs started up to this */
@@ -124,29 +126,64 @@ static int rd_take_data(struct rd *r, struct rd_blk *b, uint64_t change,
 	return 0;
 }
 
-/*
- * §7.3 DELEGATED: the peer, or FORCE_DATA from the server.  peer_fetch
- * hands back the block verified against the hash (host.h), so it is not
- * hashed a second time here.
- */
-static void rd_delegated(struct rd *r, struct rd_blk *b, uint64_t change,
-			 const struct host_call *c,
-			 const struct csi_read_block *rb)
+/* §7.3 DELEGATED: b is fetched from the peer with the reply's others. */
+static int rd_delegated(struct rd *r, struct rd_blk *b,
+			const struct csi_read_block *rb)
 {
-	struct sc_host *h = r->h;
+	struct sc_peer_fetch *f;
 
 	r->acc.delegations++;
 	b->delegated = 1;
 	rd_set_hash(r, b, &rb->hash);
-	if (h->tr.peer_fetch &&
-	    !h->tr.peer_fetch(h->tr.ctx, &rb->peer, c->id, c->epoch,
-			      &rb->hash, &rb->token, b->dst)) {
-		rd_fill(r, b, change, &rb->hash);
-		r->acc.peer_blocks++;
-		return;
+	if (!r->pf) {
+		r->pf = sc_calloc(RD_WINDOW, sizeof(*r->pf));
+		if (!r->pf)
+			return -SC_ENOMEM;
 	}
-	r->acc.peer_failures++;
-	b->st = RB_FORCE;
+	f = &r->pf[r->npf++];
+	f->where = &rb->peer;
+	f->h = &rb->hash;
+	f->tok = &rb->token;
+	f->out = b->dst;
+	f->err = -SC_EIO;
+	return 0;
+}
+
+/*
+ * A reply's delegated blocks, fetched together where the transport can:
+ * a peer's answers overlap instead of each waiting for the one before.
+ * peer_fetch hands back each block verified against its hash (host.h),
+ * so it is not hashed a second time here; a failed one is read from the
+ * server with FORCE_DATA.
+ */
+static void rd_peer_fetch(struct rd *r, struct rd_blk *b, uint64_t change,
+			  const struct host_call *c,
+			  const struct csi_read_res *res)
+{
+	struct sc_host_transport *tr = &r->h->tr;
+	struct sc_peer_fetch *f = r->pf;
+	uint32_t i, k = 0;
+
+	if (!r->npf)
+		return;
+	if (tr->peer_fetch_many)
+		tr->peer_fetch_many(tr->ctx, c->id, c->epoch, f, r->npf);
+	else if (tr->peer_fetch)
+		for (i = 0; i < r->npf; i++)
+			f[i].err = tr->peer_fetch(tr->ctx, f[i].where, c->id,
+						  c->epoch, f[i].h, f[i].tok,
+						  f[i].out);
+	for (i = 0; i < res->nblocks; i++) {
+		if (res->blocks[i].kind != CSI_RK_DELEGATED)
+			continue;
+		if (f[k++].err) {
+			r->acc.peer_failures++;
+			b[i].st = RB_FORCE;
+			continue;
+		}
+		rd_fill(r, &b[i], change, &res->blocks[i].hash);
+		r->acc.peer_blocks++;
+	}
 }
 
 /* The attrs of a reply to blocks b[0..count) from lbn: the count it owes. */
@@ -453,6 +490,7 @@ static int rd_read_reply(struct rd *r, struct rd_blk *b, uint32_t count,
 	uint32_t i;
 	int err;
 
+	r->npf = 0;
 	err = rd_attr(r, c, &res->attr, b[0].lbn, count, res->nblocks);
 	if (err)
 		return err;
@@ -497,12 +535,15 @@ static int rd_read_reply(struct rd *r, struct rd_blk *b, uint32_t count,
 		case CSI_RK_DELEGATED:
 			if (force || !(flags & CSI_READ_ACCEPT_DELEG))
 				return host_proto_err(r->h, "delegation not allowed");
-			rd_delegated(r, &b[i], change, c, rb);
+			err = rd_delegated(r, &b[i], rb);
+			if (err)
+				return err;
 			break;
 		default:
 			return host_proto_err(r->h, "unknown block kind");
 		}
 	}
+	rd_peer_fetch(r, b, change, c, res);
 	rd_eof(b, res->nblocks, count, r->bs);
 	for (i = 0; i < res->npushed; i++) {
 		const struct csi_push_entry *p = &res->pushed[i];
@@ -839,6 +880,7 @@ out:
 	rd_acc_add(h, &r.acc, 1, r.last - r.first + 1);
 	host_hasher_put(h, r.hs);
 	sc_free(r.b);
+	sc_free(r.pf);
 	sc_free(r.bounce[0]);
 	sc_free(r.bounce[1]);
 	return err ? err : (ssize_t)len;

@@ -49,6 +49,15 @@ static int tr_peer_fetch(void *ctx, const struct csi_peer_addr *where,
 				  out);
 }
 
+static void tr_peer_fetch_many(void *ctx, uint64_t requester,
+			       uint64_t epoch, struct sc_peer_fetch *f,
+			       uint32_t n)
+{
+	struct sc_host_transport_state *st = ctx;
+
+	sc_peer_pool_fetch_many(st->pool, requester, epoch, f, n);
+}
+
 static void tr_identity(void *ctx, uint64_t host, uint64_t epoch,
 			const uint8_t secret[CSI_SECRET_SIZE])
 {
@@ -115,6 +124,7 @@ int sc_host_transport_open(const struct sc_host_transport_opts *o,
 	tr->call = tr_call;
 	tr->release = tr_release;
 	tr->peer_fetch = tr_peer_fetch;
+	tr->peer_fetch_many = tr_peer_fetch_many;
 	tr->identity = tr_identity;
 	tr->ctx = st;
 	*out = st;

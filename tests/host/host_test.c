@@ -157,20 +157,51 @@ static void ft_release(void *ctx, void *reply)
 	f->inner.release(f->inner.ctx, reply);
 }
 
-static int ft_peer_fetch(void *ctx, const struct csi_peer_addr *where,
-			 uint64_t requester, uint64_t epoch,
-			 const struct sc_hash *h, const struct csi_token *tok,
-			 void *out)
+/* The token a peer read presents: tok, or tok forged. */
+static struct csi_token ft_token(struct ft *f, const struct csi_token *tok)
 {
-	struct ft *f = ctx;
 	struct csi_token t = *tok;
 
 	pthread_mutex_lock(&f->lock);
 	if (f->bad_token)
 		t.mac[0] ^= 1;
 	pthread_mutex_unlock(&f->lock);
+	return t;
+}
+
+static int ft_peer_fetch(void *ctx, const struct csi_peer_addr *where,
+			 uint64_t requester, uint64_t epoch,
+			 const struct sc_hash *h, const struct csi_token *tok,
+			 void *out)
+{
+	struct ft *f = ctx;
+	struct csi_token t = ft_token(f, tok);
+
 	return f->inner.peer_fetch(f->inner.ctx, where, requester, epoch, h,
 				   &t, out);
+}
+
+static void ft_peer_fetch_many(void *ctx, uint64_t requester,
+			       uint64_t epoch, struct sc_peer_fetch *pf,
+			       uint32_t n)
+{
+	struct ft *f = ctx;
+	struct sc_peer_fetch *g = calloc(n, sizeof(*g));
+	struct csi_token *t = calloc(n, sizeof(*t));
+	uint32_t i;
+
+	assert_non_null(g);
+	assert_non_null(t);
+	for (i = 0; i < n; i++) {
+		g[i] = pf[i];
+		t[i] = ft_token(f, pf[i].tok);
+		g[i].tok = &t[i];
+	}
+	f->inner.peer_fetch_many(f->inner.ctx, requester, epoch, g, n);
+	for (i = 0; i < n; i++)
+		pf[i].err = g[i].err;
+	free(g);
+	free(t);
 }
 
 static void ft_identity(void *ctx, uint64_t host, uint64_t epoch,
@@ -211,6 +242,13 @@ static uint16_t dead_port(void)
 
 enum { PEER_NONE, PEER_SERVE, PEER_DEAD };
 
+/*
+ * th_new's hosts fetch a reply's delegated blocks together, as the
+ * user-space transport does; set: one after another, as the host does
+ * over a transport without peer_fetch_many (the kernel's).
+ */
+static bool th_one_by_one;
+
 static struct th *th_new(uint8_t uuid, enum sc_variant v,
 			 uint32_t cache_blocks, int peer)
 {
@@ -244,6 +282,7 @@ static struct th *th_new(uint8_t uuid, enum sc_variant v,
 	c.tr.call = ft_call;
 	c.tr.release = ft_release;
 	c.tr.peer_fetch = ft_peer_fetch;
+	c.tr.peer_fetch_many = th_one_by_one ? NULL : ft_peer_fetch_many;
 	c.tr.identity = ft_identity;
 	c.tr.ctx = &t->ft;
 	assert_int_equal(sc_host_create(&c, &t->h), 0);
@@ -576,16 +615,18 @@ static void test_force_data(void **state)
 	th_free(t);
 }
 
-/* A peer serves, then refuses (bad token, NOENT), then is gone. */
-static void test_peers(void **state)
+/*
+ * A peer serves, then refuses (bad token, NOENT), then is gone; the hosts
+ * are uuid + 0, 1, 2 and 9.
+ */
+static void peers_check(uint8_t uuid)
 {
-	struct th *a = th_new(0x31, SC_VARIANT_COOP, 256, PEER_SERVE);
-	struct th *b = th_new(0x32, SC_VARIANT_COOP, 256, PEER_SERVE);
+	struct th *a = th_new(uuid, SC_VARIANT_COOP, 256, PEER_SERVE);
+	struct th *b = th_new(uuid + 1, SC_VARIANT_COOP, 256, PEER_SERVE);
 	struct th *c, *d;
 	struct sc_peer_server_stats ps;
 	struct sc_host_stats s;
 
-	(void)state;
 	check_read(a, base_id, base, FSIZE, 0, FSIZE);
 	check_read(b, clone_id, clone_bytes, 4 * BS, 0, 4 * BS);
 	s = th_stats(b);
@@ -616,9 +657,9 @@ static void test_peers(void **state)
 	 * address refuses connections): the server is the fallback
 	 */
 	th_free(a);
-	d = th_new(0x3a, SC_VARIANT_COOP, 256, PEER_DEAD);
+	d = th_new(uuid + 9, SC_VARIANT_COOP, 256, PEER_DEAD);
 	check_read(d, base_id, base, FSIZE, 0, FSIZE);
-	c = th_new(0x33, SC_VARIANT_COOP, 256, PEER_NONE);
+	c = th_new(uuid + 2, SC_VARIANT_COOP, 256, PEER_NONE);
 	check_read(c, base_id, base, FSIZE, 0, FSIZE);
 	check_read(b, clone_id, clone_bytes, FSIZE, 0, FSIZE);
 	s = th_stats(c);
@@ -628,6 +669,21 @@ static void test_peers(void **state)
 	th_free(b);
 	th_free(c);
 	th_free(d);
+}
+
+static void test_peers(void **state)
+{
+	(void)state;
+	peers_check(0x31);
+}
+
+/* The same over a transport that fetches one block at a time. */
+static void test_peers_one_by_one(void **state)
+{
+	(void)state;
+	th_one_by_one = true;
+	peers_check(0x41);
+	th_one_by_one = false;
 }
 
 /* A new epoch: HELLO again, data again, unstable blocks written again. */
@@ -1198,6 +1254,7 @@ int main(void)
 		cmocka_unit_test(test_write_variants),
 		cmocka_unit_test(test_force_data),
 		cmocka_unit_test(test_peers),
+		cmocka_unit_test(test_peers_one_by_one),
 		cmocka_unit_test(test_replaced),
 		cmocka_unit_test(test_changed_behind),
 		cmocka_unit_test(test_faults),

@@ -345,6 +345,22 @@ static void print_results(const struct opts *o, const struct replay *r,
 		       (unsigned long long)t->pushed_hits);
 }
 
+/*
+ * What the host served to peers in all, printed after linger: the results
+ * are printed when its own VMs are done, and the other hosts go on
+ * reading from it until the last is done, so their bytes from peers add
+ * up to this, not to the results' peer_served_bytes.
+ */
+static void print_served(const struct opts *o, const struct host_totals *t)
+{
+	if (o->kv)
+		printf("served peer_served_bytes=%llu\n",
+		       (unsigned long long)t->peer_served_bytes);
+	else if (!o->json)
+		printf("  to peers in all, until the last host was done, %.1f MiB\n",
+		       (double)t->peer_served_bytes / 1048576.0);
+}
+
 /* Until file exists (at most 10 minutes): the host stays registered. */
 static void linger(const char *file)
 {
@@ -413,6 +429,10 @@ int main(int argc, char **argv)
 		print_results(&o, &r, res, &t);
 		fflush(stdout);
 		linger(o.linger);
+		if (ops == &csi_backend_ops && o.linger) {
+			csi_backend_totals(be, &t);
+			print_served(&o, &t);
+		}
 		rc = 0;
 		for (unsigned int v = 0; v < o.vms; v++)
 			if (res[v].mismatches || res[v].errors)

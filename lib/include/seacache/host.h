@@ -52,6 +52,15 @@
 #include "hostcache.h"
 #include "variant.h"
 
+/* One block of a reply's delegated reads, for peer_fetch_many. */
+struct sc_peer_fetch {
+	const struct csi_peer_addr *where;
+	const struct sc_hash *h;
+	const struct csi_token *tok;
+	void *out;
+	int err;		/* what peer_fetch would have returned */
+};
+
 /* How the host reaches the server and its peers. */
 struct sc_host_transport {
 	/*
@@ -72,6 +81,14 @@ struct sc_host_transport {
 			  uint64_t requester, uint64_t epoch,
 			  const struct sc_hash *h, const struct csi_token *tok,
 			  void *out);
+	/*
+	 * Optional: peer_fetch of each f[0..n), their calls in flight
+	 * together, each one's result in f[i].err.  NULL: the host calls
+	 * peer_fetch for one block after another.
+	 */
+	void (*peer_fetch_many)(void *ctx, uint64_t requester,
+				uint64_t epoch, struct sc_peer_fetch *f,
+				uint32_t n);
 	/* After every HELLO: the identity the peer server must check. */
 	void (*identity)(void *ctx, uint64_t host, uint64_t epoch,
 			 const uint8_t secret[CSI_SECRET_SIZE]);

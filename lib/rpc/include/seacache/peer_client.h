@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "seacache/csi_proto.h"
+#include "seacache/host.h"
 
 /* Short: the server is always the fallback (§7.3). */
 #define SC_PEER_FETCH_TIMEOUT_MS 1000
@@ -51,5 +52,13 @@ int sc_peer_pool_fetch(struct sc_peer_pool *p,
 		       const struct csi_peer_addr *where, uint64_t requester,
 		       uint64_t epoch, const struct sc_hash *h,
 		       const struct csi_token *tok, void *out_block);
+/*
+ * sc_peer_pool_fetch of each f[0..n), each one's result in f[i].err: the
+ * calls to one peer are in flight together on its connection (up to the
+ * connection's share), so their answers overlap.
+ */
+void sc_peer_pool_fetch_many(struct sc_peer_pool *p, uint64_t requester,
+			     uint64_t epoch, struct sc_peer_fetch *f,
+			     uint32_t n);
 
 #endif /* SEACACHE_PEER_CLIENT_H */
