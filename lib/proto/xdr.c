@@ -53,17 +53,37 @@ static uint32_t xdr_pad(uint32_t n)
 	return (4 - (n & 3)) & 3;
 }
 
+/* Encode: refer to n bytes at src in a segment instead of copying them. */
+static bool xdr_gather(struct sc_xdr *x, const void *src, uint32_t n)
+{
+	struct sc_xdr_seg *s;
+
+	if (x->op != SC_XDR_ENCODE || !x->segs || x->err ||
+	    n < SC_XDR_GATHER_MIN || x->nsegs == x->max_segs)
+		return false;
+	s = &x->segs[x->nsegs++];
+	s->at = x->pos;
+	s->p = src;
+	s->len = n;
+	x->gathered += n;
+	return true;
+}
+
 /*
  * n bytes and their padding: encode writes them from src (nothing when
- * measuring); decode checks the padding and copies to dst unless NULL.
+ * measuring) or gathers them; decode checks the padding and copies to
+ * dst unless NULL.
  */
 static void xdr_bytes_padded(struct sc_xdr *x, const void *src, void *dst,
 			     uint32_t n)
 {
 	static const uint8_t zeros[4];
 	uint32_t pad = xdr_pad(n);
-	uint8_t *q = sc_xdr_take(x, (size_t)n + pad);
+	uint8_t *q;
 
+	if (xdr_gather(x, src, n))
+		n = 0;		/* out holds the padding alone */
+	q = sc_xdr_take(x, (size_t)n + pad);
 	if (!q)
 		return;
 	if (x->op == SC_XDR_ENCODE) {

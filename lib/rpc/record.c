@@ -161,15 +161,22 @@ static void rec_xdr(struct sc_xdr *x, bool is_call, void *hdr,
 	csi_xdr_msg(x, body_msg, (void *)body);
 }
 
-/* Encode the record's body into b behind a 4-byte mark; its length. */
+/*
+ * Encode the record's body into b behind a 4-byte mark (long opaques into
+ * b's segments if it has them); its length.
+ */
 static int rec_encode_body(bool is_call, void *hdr, enum csi_msg body_msg,
 			   const void *body, struct sc_rec_buf *b, size_t *n)
 {
 	struct sc_xdr x;
 
 	sc_xdr_init_encode(&x, b->p ? b->p + 4 : NULL, b->p ? b->cap - 4 : 0);
+	x.segs = b->segs;
+	x.max_segs = b->max_segs;
 	rec_xdr(&x, is_call, hdr, body_msg, body);
-	*n = x.pos;
+	b->nsegs = x.nsegs;
+	b->gathered = x.gathered;
+	*n = x.pos + x.gathered;
 	return x.err;
 }
 
@@ -185,18 +192,19 @@ int sc_rec_encode(bool is_call, void *hdr, enum csi_msg body_msg,
 		err = rec_encode_body(is_call, hdr, body_msg, body, b, &n);
 	if (err == -SC_EMSGSIZE) {
 		/* Measure, grow, encode again. */
-		struct sc_rec_buf m = { 0 };
+		struct sc_rec_buf m = { .segs = b->segs,
+					.max_segs = b->max_segs };
 
 		err = rec_encode_body(is_call, hdr, body_msg, body, &m, &n);
 		if (err)
 			return err;
 		if (n > max_record || n > SC_RPC_RM_LEN_MASK)
 			return -E2BIG;
-		p = realloc(b->p, 4 + n);
+		p = realloc(b->p, 4 + n - m.gathered);
 		if (!p)
 			return -ENOMEM;
 		b->p = p;
-		b->cap = 4 + n;
+		b->cap = 4 + n - m.gathered;
 		err = rec_encode_body(is_call, hdr, body_msg, body, b, &n);
 	}
 	if (err)
@@ -206,6 +214,41 @@ int sc_rec_encode(bool is_call, void *hdr, enum csi_msg body_msg,
 	sc_put_be32(b->p, (uint32_t)n | SC_RPC_RM_LAST);
 	b->len = 4 + n;
 	return 0;
+}
+
+/* Add the part of [p, p + len) past `from` (wire offset *at) to iov. */
+static int rec_iov_add(const uint8_t *p, size_t len, size_t from, size_t *at,
+		       struct iovec *iov, int n)
+{
+	size_t skip = from > *at ? from - *at : 0;
+
+	*at += len;
+	if (skip >= len)
+		return n;
+	iov[n].iov_base = (void *)(p + skip);
+	iov[n].iov_len = len - skip;
+	return n + 1;
+}
+
+int sc_rec_buf_iov(const struct sc_rec_buf *b, size_t from, struct iovec *iov,
+		   int max)
+{
+	size_t at = 0, flat = 0, end = b->len - b->gathered;
+	unsigned int i;
+	int n = 0;
+
+	/* segment offsets count from the body, behind the mark */
+	for (i = 0; i < b->nsegs && n < max; i++) {
+		n = rec_iov_add(b->p + flat, 4 + b->segs[i].at - flat, from,
+				&at, iov, n);
+		flat = 4 + b->segs[i].at;
+		if (n < max)
+			n = rec_iov_add(b->segs[i].p, b->segs[i].len, from,
+					&at, iov, n);
+	}
+	if (n < max)
+		n = rec_iov_add(b->p + flat, end - flat, from, &at, iov, n);
+	return n;
 }
 
 void sc_rec_buf_trim(struct sc_rec_buf *b, size_t keep)

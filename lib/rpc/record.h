@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include "seacache/csi_codec.h"
 #include "seacache/rpc_msg.h"
@@ -46,11 +47,20 @@ uint8_t *sc_rec_take(struct sc_rec_reader *r, size_t *len);
 /* Whether bytes already read wait to be parsed (no need to poll first). */
 bool sc_rec_pending(const struct sc_rec_reader *r);
 
-/* An outgoing record; the buffer is kept from one record to the next. */
+/*
+ * An outgoing record; the buffer is kept from one record to the next.
+ * With segs set, long opaques stay where the message points (see struct
+ * sc_xdr): the record is p with each segment inserted at its place,
+ * their memory must outlive the sending.
+ */
 struct sc_rec_buf {
 	uint8_t *p;
 	size_t cap;
 	size_t len;			/* of the record, mark included */
+	struct sc_xdr_seg *segs;	/* NULL: the whole record is in p */
+	unsigned int max_segs;
+	unsigned int nsegs;
+	size_t gathered;		/* bytes of len in segs */
 };
 
 /*
@@ -61,6 +71,12 @@ struct sc_rec_buf {
  */
 int sc_rec_encode(bool is_call, void *hdr, enum csi_msg body_msg,
 		  const void *body, size_t max_record, struct sc_rec_buf *b);
+/*
+ * b's record from byte `from` on as at most max iovecs (the rest for a
+ * next call); their count.
+ */
+int sc_rec_buf_iov(const struct sc_rec_buf *b, size_t from, struct iovec *iov,
+		   int max);
 /*
  * Free b's buffer unless it is at most keep bytes: a buffer kept per
  * connection costs memory while idle, so only ordinary records' sizes

@@ -35,18 +35,29 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "record.h"
 #include "seacache/rpc_transport.h"
 
-/* One call, from its request record to its reply's last byte. */
+/* iovecs per sendmsg: a 64-block READ reply is 129 */
+#define SRV_SEND_IOV 256
+
+/*
+ * One call, from its request record to its reply's last byte.  The reply
+ * refers to the block data it carries (out's segments) where the handler
+ * put it, in the call's request memory, sent from there: the call keeps
+ * that memory, and its request, until the reply has left.
+ */
 struct srv_call {
 	struct srv_call *next;		/* on the one list it is on */
 	struct srv_conn *c;
-	uint8_t *rec;			/* the request, until served */
+	uint8_t *rec;			/* the request */
 	size_t len;
+	struct sc_rpc_req_mem *mem;	/* the handler's sc_rpc_req_alloc */
 	struct sc_rec_buf out;		/* the encoded reply */
+	struct sc_xdr_seg segs[CSI_MAX_BLOCKS];
 	int err;			/* unanswerable: drop the connection */
 	bool counted;			/* its call header decoded */
 	bool garbage;			/* its arguments did not */
@@ -306,11 +317,16 @@ static struct srv_call *call_new(struct srv_conn *c)
 
 	if (call) {
 		c->spare = NULL;
-		*call = (struct srv_call){ .out = call->out };
+		call->next = NULL;
+		call->err = 0;
+		call->counted = false;
+		call->garbage = false;
 	} else {
 		call = calloc(1, sizeof(*call));
 		if (!call)
 			return NULL;
+		call->out.segs = call->segs;
+		call->out.max_segs = CSI_MAX_BLOCKS;
 	}
 	call->c = c;
 	return call;
@@ -321,6 +337,8 @@ static void call_free(struct srv_conn *c, struct srv_call *call)
 {
 	free(call->rec);
 	call->rec = NULL;
+	req_mem_free(call->mem);
+	call->mem = NULL;
 	if (!c->spare && !c->closed) {
 		sc_rec_buf_trim(&call->out, SC_REC_BUF_KEEP);
 		c->spare = call;
@@ -562,7 +580,7 @@ static void serve_call(const struct sc_rpc_server *s, struct srv_scratch *w,
 	sc_rpc_xdr_call_hdr(&x, &ch);
 	if (x.err) {
 		call->err = -EBADMSG;	/* not even a call: drop the stream */
-		goto out;
+		return;
 	}
 	rh.xid = ch.xid;
 	call->counted = true;
@@ -612,10 +630,7 @@ static void serve_call(const struct sc_rpc_server *s, struct srv_scratch *w,
 		rh.accept_stat = SC_RPC_SYSTEM_ERR;
 		call->err = encode_reply(call, &rh, CSI_MSG_VOID, NULL);
 	}
-	req_mem_free(rq.mem);
-out:
-	free(call->rec);
-	call->rec = NULL;
+	call->mem = rq.mem;
 }
 
 /*
@@ -761,6 +776,8 @@ static bool conn_may_read(const struct sc_rpc_server *s,
 /* Send the replies in order; 0 when all have left, 1 if more remains. */
 static int conn_flush(struct sc_rpc_server *s, struct srv_conn *c)
 {
+	struct iovec iov[SRV_SEND_IOV];
+	struct msghdr mh = { .msg_iov = iov };
 	struct srv_call *call;
 	uint64_t sent = 0, done = 0;
 	ssize_t n;
@@ -775,9 +792,10 @@ static int conn_flush(struct sc_rpc_server *s, struct srv_conn *c)
 			done++;
 			continue;
 		}
+		mh.msg_iovlen = (size_t)sc_rec_buf_iov(&call->out, c->out_pos,
+						       iov, SRV_SEND_IOV);
 		/* A host gone away is an error here, not a SIGPIPE. */
-		n = send(c->fd, call->out.p + c->out_pos,
-			 call->out.len - c->out_pos, MSG_NOSIGNAL);
+		n = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {

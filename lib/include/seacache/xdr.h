@@ -29,6 +29,21 @@ enum sc_xdr_op {
 	SC_XDR_DECODE,
 };
 
+/*
+ * Bytes an encoder refers to instead of copying them: they belong in the
+ * encoding just before out[at].  A sender writes out and the segments
+ * in place together (writev), so block data leaves from the buffer it
+ * was read into.
+ */
+struct sc_xdr_seg {
+	size_t at;
+	const uint8_t *p;
+	size_t len;
+};
+
+/* Shorter opaques are copied: an iovec costs more than the copy. */
+#define SC_XDR_GATHER_MIN 1024u
+
 struct sc_xdr {
 	enum sc_xdr_op op;
 	uint8_t *out;		/* ENCODE: NULL to measure only */
@@ -39,6 +54,16 @@ struct sc_xdr {
 	size_t arena_len;
 	size_t arena_pos;
 	int err;		/* 0 or the first negative error */
+	/*
+	 * ENCODE: with segs set, opaques of SC_XDR_GATHER_MIN bytes or
+	 * more (max_segs of them at most) go to segs instead of out;
+	 * gathered counts their bytes, which are part of the encoding but
+	 * not of pos.
+	 */
+	struct sc_xdr_seg *segs;
+	unsigned int nsegs;
+	unsigned int max_segs;
+	size_t gathered;
 };
 
 void sc_xdr_init_encode(struct sc_xdr *x, void *out, size_t cap);

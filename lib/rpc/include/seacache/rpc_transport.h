@@ -89,8 +89,10 @@ struct sc_rpc_request {
 };
 
 /*
- * Memory for a result (e.g. its arrays) that lives until the reply has
- * been encoded; NULL when exhausted.  Not zeroed: the handler sets every
+ * Memory for a result (e.g. its arrays, its block data) that lives until
+ * the reply has been sent; NULL when exhausted.  The server sends long
+ * byte strings of a result from where they are, so each must be here, in
+ * the arguments, or in memory that outlives the server.  Not zeroed: the handler sets every
  * byte it lets the reply carry.  It belongs to rq alone, also when
  * several workers run handlers at once.
  */
