@@ -9,7 +9,8 @@
  * concurrently; a connection at its limit of open calls is not read, so it
  * neither occupies every worker nor makes the server buffer replies it
  * does not read; workers take calls from connections in turn; calls
- * whose connection closes, and calls in flight at stop, are freed.
+ * whose connection closes, and calls in flight at stop, are freed.  A
+ * record with its block data gathered sends as the record encoded flat.
  * Nothing here is timed: a hang shows as the ctest timeout.
  */
 #include <arpa/inet.h>
@@ -28,6 +29,7 @@
 
 #include <cmocka.h>
 
+#include "record.h"
 #include "seacache/rpc_transport.h"
 #include "test_service.h"
 #include "worker_check.h"
@@ -745,6 +747,72 @@ static void test_unread_replies_bounded(void **state)
 	sc_rpc_client_close(a);
 }
 
+/*
+ * A reply whose long opaques are gathered is, sent from any byte on in
+ * iovecs of any number, the very record encoded flat: data blocks above
+ * and below the gathering size, of lengths that need padding, between
+ * hash-only blocks.
+ */
+static void test_gathered_record_is_flat(void **state)
+{
+	static const uint32_t lens[] = { 4096, 1000, 1501, 0, 4096, 1024 };
+	static uint8_t data[SC_ARRAY_SIZE(lens)][4096];
+	struct csi_read_block blk[2 * SC_ARRAY_SIZE(lens)] = { 0 };
+	struct csi_read_res r = { .status = CSI_OK, .blocks = blk,
+				  .nblocks = 2 * SC_ARRAY_SIZE(lens) };
+	struct sc_rpc_reply_hdr h = { .xid = 7,
+				      .reply_stat = SC_RPC_MSG_ACCEPTED,
+				      .accept_stat = SC_RPC_SUCCESS };
+	struct sc_xdr_seg segs[CSI_MAX_BLOCKS];
+	struct sc_rec_buf flat = { 0 }, g = { .segs = segs,
+					      .max_segs = CSI_MAX_BLOCKS };
+	static const int maxes[] = { 1, 2, 3, 256 };
+	struct iovec iov[256];
+	uint8_t *out;
+	size_t from, at, k;
+	unsigned int i, m;
+	int n;
+
+	(void)state;
+	for (i = 0; i < SC_ARRAY_SIZE(lens); i++) {
+		memset(data[i], 0x40 + i, sizeof(data[i]));
+		blk[2 * i].kind = CSI_RK_DATA;
+		blk[2 * i].hash.b[0] = (uint8_t)i;
+		blk[2 * i].data.p = data[i];
+		blk[2 * i].data.len = lens[i];
+		blk[2 * i + 1].kind = CSI_RK_HASH;
+	}
+	assert_int_equal(sc_rec_encode(false, &h, CSI_MSG_READ_RES, &r,
+				       (size_t)-1, &flat), 0);
+	assert_int_equal(sc_rec_encode(false, &h, CSI_MSG_READ_RES, &r,
+				       (size_t)-1, &g), 0);
+	assert_int_equal(g.len, flat.len);
+	assert_int_equal(g.nsegs, 4);	/* 4096, 1501, 4096 and 1024 */
+	out = malloc(flat.len);
+	assert_non_null(out);
+	for (m = 0; m < SC_ARRAY_SIZE(maxes); m++) {
+		for (from = 0; from < flat.len; from += 1 + from % 997) {
+			memset(out, 0, flat.len);
+			for (at = from; at < flat.len;) {
+				n = sc_rec_buf_iov(&g, at, iov, maxes[m]);
+				assert_true(n > 0 && n <= maxes[m]);
+				for (k = 0; k < (size_t)n; k++) {
+					assert_true(iov[k].iov_len > 0);
+					memcpy(out + at, iov[k].iov_base,
+					       iov[k].iov_len);
+					at += iov[k].iov_len;
+				}
+			}
+			assert_int_equal(at, flat.len);
+			assert_memory_equal(out + from, flat.p + from,
+					    flat.len - from);
+		}
+	}
+	free(out);
+	sc_rec_buf_trim(&flat, 0);
+	sc_rec_buf_trim(&g, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -763,6 +831,7 @@ int main(void)
 		cmocka_unit_test(test_disconnect_while_in_worker),
 		cmocka_unit_test(test_stop_with_calls_in_flight),
 		cmocka_unit_test(test_unread_replies_bounded),
+		cmocka_unit_test(test_gathered_record_is_flat),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
