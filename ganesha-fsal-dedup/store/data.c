@@ -372,6 +372,16 @@ static int plan_current(struct dstore *ds, MDB_txn *txn, uint64_t ino,
 }
 
 /*
+ * Does block p already hold its planned content?  now: the content it
+ * holds (NULL: zeros).  Asked at the write (of what is held or indexed)
+ * and again at the flush (of the index, which may have changed since).
+ */
+static bool plan_silent(const struct block_plan *p, const struct sc_hash *now)
+{
+	return p->kind == PLAN_HOLE ? !now : now && sc_hash_eq(now, &p->h);
+}
+
+/*
  * Sorts each planned block by what the store already has; returns how
  * many need new slots.  A block repeating the content of an earlier
  * block of the batch (first) is known: that one stores it.
@@ -388,15 +398,12 @@ static int plan_classify(struct dstore *ds, MDB_txn *txn, uint64_t ino,
 	*n_new = 0;
 	for (size_t i = 0; !rc && i < n; i++) {
 		p[i].slot = DSTORE_NO_SLOT;
-		if (p[i].kind == PLAN_HOLE) {
-			if (!mapped[i])
-				p[i].kind = PLAN_SILENT;
-			continue;
-		}
-		if (mapped[i] && sc_hash_eq(&cur[i], &p[i].h)) {
+		if (plan_silent(&p[i], mapped[i] ? &cur[i] : NULL)) {
 			p[i].kind = PLAN_SILENT;
 			continue;
 		}
+		if (p[i].kind == PLAN_HOLE)
+			continue;
 		if (p[i].first) {
 			p[i].kind = PLAN_KNOWN;
 			continue;
@@ -705,12 +712,11 @@ static ssize_t write_held(struct dstore *ds, uint64_t ino, uint64_t off,
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		bool held = hr.a.held && hr.held[i];
-		bool zero = held ? !hr.bufs[i] : !mapped[i];
-		const struct sc_hash *now = held ? zero ? NULL : &hr.bufs[i]->h :
-					    &cur[i];
+		const struct sc_hash *now =
+			held ? hr.bufs[i] ? &hr.bufs[i]->h : NULL :
+			mapped[i] ? &cur[i] : NULL;
 
-		if (p[i].kind == PLAN_HOLE ? zero :
-		    !zero && sc_hash_eq(now, &p[i].h)) {
+		if (plan_silent(&p[i], now)) {
 			p[i].kind = PLAN_SILENT;
 			n_silent++;
 		}
