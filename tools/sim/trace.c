@@ -77,46 +77,6 @@ enum sim_line sim_bad(struct sim_trace *t, const char *fmt, ...)
 	return SIM_LINE_BAD;
 }
 
-uint32_t sim_idmap_get(struct sim_idmap *m, uint64_t key)
-{
-	uint32_t mask, i;
-
-	if (m->n * 2 >= m->cap) {
-		uint32_t ncap = m->cap ? m->cap * 2 : 64;
-		uint64_t *keys = malloc(sizeof(*keys) * ncap);
-		uint32_t *ids = malloc(sizeof(*ids) * ncap);
-
-		if (!keys || !ids || ncap < m->cap) {
-			free(keys);
-			free(ids);
-			return UINT32_MAX;
-		}
-		memset(ids, 0xff, sizeof(*ids) * ncap);
-		for (uint32_t j = 0; j < m->cap; j++) {
-			if (m->ids[j] == UINT32_MAX)
-				continue;
-			for (i = (uint32_t)sc_mix64(m->keys[j]) & (ncap - 1);
-			     ids[i] != UINT32_MAX; i = (i + 1) & (ncap - 1))
-				;
-			keys[i] = m->keys[j];
-			ids[i] = m->ids[j];
-		}
-		free(m->keys);
-		free(m->ids);
-		m->keys = keys;
-		m->ids = ids;
-		m->cap = ncap;
-	}
-	mask = m->cap - 1;
-	for (i = (uint32_t)sc_mix64(key) & mask; m->ids[i] != UINT32_MAX;
-	     i = (i + 1) & mask)
-		if (m->keys[i] == key)
-			return m->ids[i];
-	m->keys[i] = key;
-	m->ids[i] = m->n;
-	return m->n++;
-}
-
 static bool grow(uint8_t **p, size_t *cap, size_t need)
 {
 	size_t ncap = *cap ? *cap : 4096;
@@ -479,7 +439,7 @@ uint64_t sim_fp_key(const uint8_t *fp, uint32_t len)
 	return k;
 }
 
-static bool ids_grow(struct sim_ids *m)
+static bool idmap_grow(struct sim_idmap *m)
 {
 	uint32_t ncap = m->mask ? (m->mask + 1) * 2 : 1024, i, id;
 	uint32_t *slot = malloc(sizeof(*slot) * ncap);
@@ -502,12 +462,11 @@ fail:
 	return false;
 }
 
-/* The id of key, a new one if unseen; UINT32_MAX when out of memory. */
-static uint32_t ids_get(struct sim_ids *m, uint64_t key)
+uint32_t sim_idmap_get(struct sim_idmap *m, uint64_t key)
 {
 	uint32_t i, id;
 
-	if (m->n * 2 >= m->mask && !ids_grow(m))
+	if (m->n * 2 >= m->mask && !idmap_grow(m))
 		return UINT32_MAX;
 	for (i = (uint32_t)sc_mix64(key) & m->mask;
 	     (id = m->slot[i]) != UINT32_MAX; i = (i + 1) & m->mask)
@@ -537,7 +496,7 @@ static bool assign_ids(struct sim_trace *t, struct sim_req *req)
 		return false;
 	ids = t->idbuf;
 	for (i = 0; i < n; i++) {
-		ids[i] = ids_get(&t->addr_ids, req->file << 40 |
+		ids[i] = sim_idmap_get(&t->addr_ids, req->file << 40 |
 			 ((req->lbn + i) & ((1ull << 40) - 1)));
 		if (ids[i] == UINT32_MAX)
 			return false;
@@ -547,7 +506,7 @@ static bool assign_ids(struct sim_trace *t, struct sim_req *req)
 	if (!req->fp_len)
 		return true;
 	for (i = 0; i < n; i++) {
-		ids[n + i] = ids_get(&t->content_ids,
+		ids[n + i] = sim_idmap_get(&t->content_ids,
 				     sim_fp_key(req->fp + (size_t)i * req->fp_len,
 						req->fp_len));
 		if (ids[n + i] == UINT32_MAX)
@@ -577,7 +536,7 @@ bool sim_trace_ids(const struct sim_trace *t, uint32_t *addrs,
 
 size_t sim_trace_id_bytes(const struct sim_trace *t)
 {
-	const struct sim_ids *m[] = { &t->addr_ids, &t->content_ids };
+	const struct sim_idmap *m[] = { &t->addr_ids, &t->content_ids };
 	size_t b = 0;
 
 	for (int i = 0; i < 2; i++)
@@ -803,10 +762,10 @@ void sim_trace_close(struct sim_trace *t)
 	free(t->content_ids.slot);
 	free(t->content_ids.key);
 	free(t->idbuf);
-	free(t->vm_ids.keys);
-	free(t->vm_ids.ids);
-	free(t->file_ids.keys);
-	free(t->file_ids.ids);
+	free(t->vm_ids.slot);
+	free(t->vm_ids.key);
+	free(t->file_ids.slot);
+	free(t->file_ids.key);
 	free(t->units.keys);
 	free(t->units.fps);
 	free(t->nat);

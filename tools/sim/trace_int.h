@@ -47,14 +47,6 @@ static inline size_t sim_slot(const uint64_t *keys, size_t cap, uint64_t key)
 	return i;
 }
 
-/* Dense ids from 0 for 64-bit keys, in order of first appearance. */
-struct sim_idmap {
-	uint64_t *keys;
-	uint32_t *ids;
-	uint32_t cap; /* power of two, 0 before the first insert */
-	uint32_t n;
-};
-
 /*
  * The last fingerprint seen of each native unit, (file, unit) -> fp_len
  * bytes, kept only when simulated blocks are larger than the trace's
@@ -67,11 +59,12 @@ struct sim_unitmap {
 };
 
 /*
- * Dense ids from 0 for 64-bit keys, for the blocks of a trace: the keys in
- * id order, and an open-addressing index of ids (4 bytes a slot, at most
- * half full): 16 to 32 bytes an id.
+ * Dense ids from 0 for 64-bit keys, in order of first appearance (VMs,
+ * files, and the blocks of a trace): the keys in id order, and an
+ * open-addressing index of ids (4 bytes a slot, at most half full): 16 to
+ * 32 bytes an id.
  */
-struct sim_ids {
+struct sim_idmap {
 	uint32_t *slot; /* UINT32_MAX: empty */
 	uint64_t *key;
 	uint32_t mask, n, keycap;
@@ -111,7 +104,7 @@ struct sim_trace {
 	struct sim_idmap vm_ids, file_ids;
 	/* Block ids (sim_trace_want_ids), and the current request's. */
 	bool want_ids;
-	struct sim_ids addr_ids, content_ids;
+	struct sim_idmap addr_ids, content_ids;
 	uint32_t *idbuf;
 	size_t idbuf_cap;
 	/* A binary trace, mapped whole; NULL for text. */
