@@ -74,23 +74,12 @@ static bool parse_num(const char *s, uint64_t max, uint64_t *out)
 	return true;
 }
 
-static bool parse_frac(const char *s, double *out)
+static bool parse_real(const char *s, double max, double *out)
 {
 	char *end;
 	double v = strtod(s, &end);
 
-	if (end == s || *end || !(v >= 0 && v <= 1))
-		return false;
-	*out = v;
-	return true;
-}
-
-static bool parse_alpha(const char *s, double *out)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	if (end == s || *end || !(v >= 0 && v <= 10))
+	if (end == s || *end || !(v >= 0 && v <= max))
 		return false;
 	*out = v;
 	return true;
@@ -184,14 +173,14 @@ int main(int argc, char **argv)
 		case 'v': ok = parse_num(optarg, 1u << 24, &v) && v; p.vms = (uint32_t)v; break;
 		case 'n': ok = parse_num(optarg, UINT32_MAX, &v) && v; p.blocks = (uint32_t)v; break;
 		case 'b': ok = parse_num(optarg, 65536, &v); p.block_size = (uint32_t)v; bs_given = true; break;
-		case 'S': ok = parse_frac(optarg, &p.shared); break;
+		case 'S': ok = parse_real(optarg, 1, &p.shared); break;
 		case OPT_BOOT: ok = parse_num(optarg, UINT32_MAX, &v); p.boot_blocks = (uint32_t)v; break;
 		case OPT_NOSCAN: p.scan = false; break;
-		case 'w': ok = parse_frac(optarg, &p.writes); break;
+		case 'w': ok = parse_real(optarg, 1, &p.writes); break;
 		case 'm': ok = parse_num(optarg, 1024, &v) && v; p.max_req = (uint32_t)v; break;
 		case OPT_FP: ok = parse_num(optarg, 32, &v); p.fp_bytes = (uint32_t)v; break;
 		case OPT_GAP: ok = parse_num(optarg, UINT32_MAX, &v); p.gap_us = (uint32_t)v; break;
-		case OPT_ZIPF: ok = parse_alpha(optarg, &zp.alpha); zipf = true; break;
+		case OPT_ZIPF: ok = parse_real(optarg, 10, &zp.alpha); zipf = true; break;
 		case OPT_OBJECTS: ok = parse_num(optarg, UINT32_MAX, &v) && v; zp.objects = (uint32_t)v; break;
 		case OPT_REQUESTS: ok = parse_num(optarg, UINT64_MAX, &zp.requests); break;
 		case 'r': readpath = optarg; break;
