@@ -386,7 +386,7 @@ static void rd_claim(struct rd *r, uint32_t mask)
 	struct sc_host *h = r->h;
 	struct rd_blk *b, *f;
 	bool claimed = false;
-	uint32_t i, k;
+	uint32_t i;
 
 	sc_mutex_lock(&h->lock);
 	for (i = 0; i < r->n; i++) {
@@ -403,9 +403,7 @@ static void rd_claim(struct rd *r, uint32_t mask)
 			continue;
 		}
 		/* one content twice in this read: both asked, never waited */
-		for (k = 0; k < r->n && f != &r->b[k]; k++)
-			;
-		if (k == r->n) {
+		if (f < r->b || f >= r->b + r->n) {
 			b->st = RB_WAIT;
 			b->flight = 1;
 			r->flight_waits++;
