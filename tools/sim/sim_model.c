@@ -789,12 +789,11 @@ static void cache_request(struct sim *s, const struct sim_req *r)
 			a = r->addr[i];
 			addr_room(s, a + 1);
 			seen(s, a);
-			if (fast_access(s, a, write)) {
-				s->r.host_hits += !write;
-				s->r.write_hits += write;
-			} else {
+			/* A write is new content: never a hit. */
+			if (fast_access(s, a, write))
+				s->r.host_hits++;
+			else
 				s->r.read_misses += !write;
-			}
 		}
 		if (write)
 			s->r.write_blocks += n;
