@@ -348,25 +348,13 @@ static int plan_current(struct dstore *ds, MDB_txn *txn, uint64_t ino,
 			const struct block_plan *p, size_t n,
 			struct sc_hash *cur, uint8_t *mapped)
 {
-	struct bmap_iter it;
-	struct sc_hash h;
-	uint64_t lbn;
 	int rc = 0;
 
-	memset(mapped, 0, n);
 	for (size_t r = 0, e; !rc && r < n; r = e) {
 		for (e = r + 1; e < n && p[e].lbn == p[e - 1].lbn + 1; e++)
 			;
-		rc = bmap_iter_start(ds, txn, &it, ino, p[r].lbn);
-		if (rc)
-			break;
-		while ((rc = bmap_iter_next(&it, &lbn, &h)) == 0 &&
-		       lbn <= p[e - 1].lbn) {
-			cur[r + (lbn - p[r].lbn)] = h;
-			mapped[r + (lbn - p[r].lbn)] = 1;
-		}
-		bmap_iter_end(&it);
-		rc = rc == -ENODATA ? 0 : rc;
+		rc = bmap_range(ds, txn, ino, p[r].lbn, e - r, cur + r,
+				mapped + r);
 	}
 	return rc;
 }

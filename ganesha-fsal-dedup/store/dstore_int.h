@@ -250,6 +250,9 @@ int bmap_iter_start(struct dstore *ds, MDB_txn *txn, struct bmap_iter *it,
 		    uint64_t ino, uint64_t lbn);
 int bmap_iter_next(struct bmap_iter *it, uint64_t *lbn, struct sc_hash *h);
 void bmap_iter_end(struct bmap_iter *it);
+/* What blocks lbn .. lbn + n - 1 map to: h[i] where mapped[i]. */
+int bmap_range(struct dstore *ds, MDB_txn *txn, uint64_t ino, uint64_t lbn,
+	       size_t n, struct sc_hash *h, uint8_t *mapped);
 /* The chunk index only. */
 int chunk_get(struct dstore *ds, MDB_txn *txn, const struct sc_hash *h,
 	      struct chunk_rec *c);

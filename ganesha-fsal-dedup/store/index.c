@@ -440,6 +440,26 @@ void bmap_iter_end(struct bmap_iter *it)
 	mdb_cursor_close(it->cur);
 }
 
+int bmap_range(struct dstore *ds, MDB_txn *txn, uint64_t ino, uint64_t lbn,
+	       size_t n, struct sc_hash *h, uint8_t *mapped)
+{
+	struct bmap_iter it;
+	struct sc_hash got;
+	uint64_t at;
+	int rc;
+
+	memset(mapped, 0, n);
+	rc = bmap_iter_start(ds, txn, &it, ino, lbn);
+	if (rc)
+		return rc;
+	while ((rc = bmap_iter_next(&it, &at, &got)) == 0 && at - lbn < n) {
+		h[at - lbn] = got;
+		mapped[at - lbn] = 1;
+	}
+	bmap_iter_end(&it);
+	return rc == -ENODATA ? 0 : rc;
+}
+
 int chunk_get(struct dstore *ds, MDB_txn *txn, const struct sc_hash *h,
 	      struct chunk_rec *c)
 {

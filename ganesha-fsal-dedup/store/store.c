@@ -720,10 +720,7 @@ int dstore_block_hashes(struct dstore *ds, uint64_t ino, uint64_t lbn,
 	struct wb_buf **held_buf = malloc((n ? n : 1) * (sizeof(*held_buf) + 1));
 	uint8_t *held = (uint8_t *)(held_buf + (n ? n : 1));
 	struct inode_rec ir;
-	struct bmap_iter it;
-	struct sc_hash got;
 	struct wb_attr wa;
-	uint64_t at;
 	MDB_txn *txn;
 	int rc;
 
@@ -737,17 +734,7 @@ int dstore_block_hashes(struct dstore *ds, uint64_t ino, uint64_t lbn,
 	memset(mapped, 0, n);
 	rc = inode_get(ds, txn, ino, &ir, NULL, 0);
 	if (!rc)
-		rc = bmap_iter_start(ds, txn, &it, ino, lbn);
-	if (!rc) {
-		while ((rc = bmap_iter_next(&it, &at, &got)) == 0 &&
-		       at - lbn < n) {
-			h[at - lbn] = got;
-			mapped[at - lbn] = 1;
-		}
-		bmap_iter_end(&it);
-		if (rc == -ENODATA || rc == 0)
-			rc = 0;
-	}
+		rc = bmap_range(ds, txn, ino, lbn, n, h, mapped);
 	mdb_txn_abort(txn);
 	if (!rc) {
 		inode_to_attr(ino, &ir, attr);
