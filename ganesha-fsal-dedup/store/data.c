@@ -249,44 +249,12 @@ static void read_held(struct dstore *ds, struct wb_buf *const *bufs,
 	}
 }
 
-/*
- * What the write-back buffer holds of blocks first .. first + n - 1 comes
- * before the index snapshot: a flush indexes, then lets go, so nothing
- * written is missed between the two.
- */
-struct held_range {
-	struct wb_attr a;
-	struct wb_buf **bufs;
-	uint8_t *held;
-	size_t n;
-};
-
-static int held_get(struct dstore *ds, uint64_t ino, uint64_t first, size_t n,
-		    struct held_range *hr)
-{
-	hr->n = n;
-	hr->bufs = malloc((n ? n : 1) * (sizeof(*hr->bufs) + 1));
-	if (!hr->bufs)
-		return -ENOMEM;
-	hr->held = (uint8_t *)(hr->bufs + (n ? n : 1));
-	wb_lookup(ds, ino, first, n, hr->bufs, hr->held, &hr->a);
-	return 0;
-}
-
-static void held_put(struct held_range *hr)
-{
-	for (size_t i = 0; hr->a.held && i < hr->n; i++)
-		if (hr->held[i])
-			wb_buf_put(hr->bufs[i]);
-	free(hr->bufs);
-}
-
 ssize_t dstore_read(struct dstore *ds, uint64_t ino, uint64_t off, void *buf,
 		    size_t len, bool *eof)
 {
 	struct inode_rec ir;
 	struct read_block stack_rb[64], *rb = stack_rb;
-	struct held_range hr;
+	struct wb_range hr;
 	MDB_txn *txn;
 	uint64_t first = off >> ds->bshift, last, size;
 	size_t n = 0;
@@ -298,7 +266,7 @@ ssize_t dstore_read(struct dstore *ds, uint64_t ino, uint64_t off, void *buf,
 	else if (len > (uint64_t)INT64_MAX - off)
 		len = (uint64_t)INT64_MAX - off;
 	last = len ? (off + len - 1) >> ds->bshift : first;
-	rc = held_get(ds, ino, first, len ? last - first + 1 : 0, &hr);
+	rc = wb_range_get(ds, ino, first, len ? last - first + 1 : 0, &hr);
 	if (rc)
 		return rc;
 	pthread_rwlock_rdlock(&ds->reclaim_lock);
@@ -336,7 +304,7 @@ ssize_t dstore_read(struct dstore *ds, uint64_t ino, uint64_t off, void *buf,
 	*eof = off + len >= size;
 out_unlock:
 	pthread_rwlock_unlock(&ds->reclaim_lock);
-	held_put(&hr);
+	wb_range_put(&hr);
 	return rc ? rc : (ssize_t)len;
 }
 
@@ -641,7 +609,7 @@ static int plan_build(struct dstore *ds, uint64_t off, const uint8_t *buf,
  * held, or indexed.
  */
 static int partial_current(struct dstore *ds, MDB_txn *txn, uint64_t ino,
-			   const struct held_range *hr, size_t i, uint64_t lbn,
+			   const struct wb_range *hr, size_t i, uint64_t lbn,
 			   uint8_t *b)
 {
 	if (!hr->a.held || !hr->held[i])
@@ -666,12 +634,12 @@ static ssize_t write_held(struct dstore *ds, uint64_t ino, uint64_t off,
 	uint64_t first = off >> ds->bshift, size;
 	struct sc_hash *cur = malloc(n * sizeof(*cur));
 	uint8_t *mapped = malloc(n);
-	struct held_range hr = { .bufs = NULL };
+	struct wb_range hr = { .bufs = NULL };
 	struct dstore_attr a;
 	struct inode_rec ir;
 	size_t n_silent = 0;
 	MDB_txn *txn;
-	int rc = cur && mapped ? held_get(ds, ino, first, n, &hr) : -ENOMEM;
+	int rc = cur && mapped ? wb_range_get(ds, ino, first, n, &hr) : -ENOMEM;
 
 	for (size_t i = 0; i < n; i++)
 		p[i].lbn = first + i;
@@ -719,7 +687,7 @@ static ssize_t write_held(struct dstore *ds, uint64_t ino, uint64_t off,
 	if (!rc && out)
 		*out = a;
 out:
-	held_put(&hr);
+	wb_range_put(&hr);
 	free(cur);
 	free(mapped);
 	return rc;

@@ -419,6 +419,21 @@ int wb_stop(struct dstore *ds);
 bool wb_lookup(struct dstore *ds, uint64_t ino, uint64_t first, size_t n,
 	       struct wb_buf **bufs, uint8_t *held, struct wb_attr *a);
 void wb_buf_put(struct wb_buf *b);
+/*
+ * What the write-back buffer holds of blocks first .. first + n - 1, as
+ * wb_lookup gives it, in memory of its own (wb_range_put gives it back).
+ * Taken before the index snapshot: a flush indexes, then lets go, so
+ * nothing written is missed between the two.
+ */
+struct wb_range {
+	struct wb_attr a;
+	struct wb_buf **bufs;
+	uint8_t *held;
+	size_t n;
+};
+int wb_range_get(struct dstore *ds, uint64_t ino, uint64_t first, size_t n,
+		 struct wb_range *hr);
+void wb_range_put(struct wb_range *hr);
 /* The attributes as the file's held writes make them. */
 void wb_attr_apply(const struct wb_attr *wa, struct dstore_attr *a);
 /*

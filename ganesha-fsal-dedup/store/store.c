@@ -717,17 +717,13 @@ int dstore_block_hashes(struct dstore *ds, uint64_t ino, uint64_t lbn,
 			uint32_t n, struct sc_hash *h, uint8_t *mapped,
 			struct dstore_attr *attr)
 {
-	struct wb_buf **held_buf = malloc((n ? n : 1) * (sizeof(*held_buf) + 1));
-	uint8_t *held = (uint8_t *)(held_buf + (n ? n : 1));
 	struct inode_rec ir;
-	struct wb_attr wa;
+	struct wb_range hr;
 	MDB_txn *txn;
-	int rc;
+	int rc = wb_range_get(ds, ino, lbn, n, &hr);
 
-	if (!held_buf)
-		return -ENOMEM;
-	/* held writes first: see writeback.c */
-	wb_lookup(ds, ino, lbn, n, held_buf, held, &wa);
+	if (rc)
+		return rc;
 	rc = rtxn_begin(ds, &txn);
 	if (rc)
 		goto out;
@@ -738,18 +734,17 @@ int dstore_block_hashes(struct dstore *ds, uint64_t ino, uint64_t lbn,
 	mdb_txn_abort(txn);
 	if (!rc) {
 		inode_to_attr(ino, &ir, attr);
-		wb_attr_apply(&wa, attr);
+		wb_attr_apply(&hr.a, attr);
 	}
 out:
-	for (uint32_t i = 0; wa.held && i < n; i++) {
-		if (!held[i])
+	for (uint32_t i = 0; hr.a.held && i < n; i++) {
+		if (!hr.held[i])
 			continue;
-		mapped[i] = held_buf[i] != NULL;
-		if (held_buf[i])
-			h[i] = held_buf[i]->h;
-		wb_buf_put(held_buf[i]);
+		mapped[i] = hr.bufs[i] != NULL;
+		if (hr.bufs[i])
+			h[i] = hr.bufs[i]->h;
 	}
-	free(held_buf);
+	wb_range_put(&hr);
 	return rc;
 }
 

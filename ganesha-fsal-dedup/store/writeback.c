@@ -158,6 +158,26 @@ bool wb_lookup(struct dstore *ds, uint64_t ino, uint64_t first, size_t n,
 	return f != NULL;
 }
 
+int wb_range_get(struct dstore *ds, uint64_t ino, uint64_t first, size_t n,
+		 struct wb_range *hr)
+{
+	hr->n = n;
+	hr->bufs = malloc((n ? n : 1) * (sizeof(*hr->bufs) + 1));
+	if (!hr->bufs)
+		return -ENOMEM;
+	hr->held = (uint8_t *)(hr->bufs + (n ? n : 1));
+	wb_lookup(ds, ino, first, n, hr->bufs, hr->held, &hr->a);
+	return 0;
+}
+
+void wb_range_put(struct wb_range *hr)
+{
+	for (size_t i = 0; hr->a.held && i < hr->n; i++)
+		if (hr->held[i])
+			wb_buf_put(hr->bufs[i]);
+	free(hr->bufs);
+}
+
 bool wb_holds(struct dstore *ds, uint64_t ino)
 {
 	return wb_lookup(ds, ino, 0, 0, NULL, NULL, NULL);
