@@ -564,11 +564,12 @@ static int host_peer_get(struct sc_host *h, const struct sc_hash *hash,
 	 * to us, so a peer may ask while our READ is still bringing it.
 	 */
 	if (!sc_hostcache_get(h->hc, hash, buf)) {
-		err = host_reads_settle(h, HOST_PEER_WAIT_MS);
-		if (err < 0)
-			return err;
-		if (!err || !sc_hostcache_get(h->hc, hash, buf))
-			return -SC_ENOENT;
+		uint64_t since = sc_clock_us();
+
+		err = host_content_wait(h, hash, buf, HOST_PEER_WAIT_MS);
+		host_time_add(h, SC_HT_SERVE_WAIT, since);
+		if (err <= 0)
+			return err ? err : -SC_ENOENT;
 	}
 	*len = h->bs;
 	sc_mutex_lock(&h->lock);

@@ -110,10 +110,15 @@ struct sc_hasher *host_hasher_get(struct sc_host *h);
 void host_hasher_put(struct sc_host *h, struct sc_hasher *hs);
 
 /*
- * host_read.c: wait up to max_ms for the READs in flight now to finish;
- * 1 when there were some, 0 if none, -SC_EINTR on a fatal signal.
+ * host_read.c: wait up to max_ms, while the READs in flight now are, for
+ * content hash to come into the cache; 1 with it copied to buf, 0 if it
+ * did not come, -SC_EINTR on a fatal signal.
  */
-int host_reads_settle(struct sc_host *h, uint32_t max_ms);
+int host_content_wait(struct sc_host *h, const struct sc_hash *hash,
+		      void *buf, uint32_t max_ms);
+/* host_read.c: one more of kind k, which began at since (sc_clock_us). */
+void host_time_add(struct sc_host *h, enum sc_host_time_kind k,
+		   uint64_t since);
 /* How long a peer read waits for a content our READs are bringing. */
 #define HOST_PEER_WAIT_MS 200
 /* host_read.c: the size a read needs, from the cache or a getattr. */

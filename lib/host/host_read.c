@@ -162,6 +162,7 @@ static void rd_peer_fetch(struct rd *r, struct rd_blk *b, uint64_t change,
 {
 	struct sc_host_transport *tr = &r->h->tr;
 	struct sc_peer_fetch *f = r->pf;
+	uint64_t since = sc_clock_us();
 	uint32_t i, k = 0;
 
 	if (!r->npf)
@@ -173,6 +174,7 @@ static void rd_peer_fetch(struct rd *r, struct rd_blk *b, uint64_t change,
 			f[i].err = tr->peer_fetch(tr->ctx, f[i].where, c->id,
 						  c->epoch, f[i].h, f[i].tok,
 						  f[i].out);
+	host_time_add(r->h, SC_HT_PEER, since);
 	for (i = 0; i < res->nblocks; i++) {
 		if (res->blocks[i].kind != CSI_RK_DELEGATED)
 			continue;
@@ -292,36 +294,76 @@ static bool rd_older_live(struct sc_host *h, uint64_t upto)
 struct rd_settled_arg {
 	struct sc_host *h;
 	uint64_t upto;
+	bool (*landed)(void *arg);
+	void *arg;
 };
 
+/*
+ * What the waiter waits for is in, or can no longer come: the READs it
+ * waits on are over, and what they brought is in the cache since rd_end
+ * (so it is looked at after them).
+ */
 static bool rd_settled(void *arg)
 {
 	const struct rd_settled_arg *a = arg;
+	bool live = rd_older_live(a->h, a->upto);
 
-	return !rd_older_live(a->h, a->upto);
+	return a->landed(a->arg) || !live;
 }
 
 /*
- * Waits, woken by rd_end, while a READ numbered upto or lower is in
- * flight, up to max_ms; 0, or -SC_EINTR on a fatal signal.
+ * Waits, woken by rd_end and as the READs' blocks land, until landed(arg)
+ * or while a READ numbered upto or lower is in flight, up to max_ms; 0,
+ * or -SC_EINTR on a fatal signal.
  */
-static int rd_settle(struct sc_host *h, uint64_t upto, uint32_t max_ms)
+static int rd_settle(struct sc_host *h, uint64_t upto,
+		     bool (*landed)(void *arg), void *arg, uint32_t max_ms)
 {
-	struct rd_settled_arg a = { .h = h, .upto = upto };
+	struct rd_settled_arg a = { .h = h, .upto = upto, .landed = landed,
+				    .arg = arg };
 	int err = sc_waitq_wait(&h->rd_done, rd_settled, &a, max_ms);
 
 	return err == -SC_ETIMEDOUT ? 0 : err;
 }
 
-int host_reads_settle(struct sc_host *h, uint32_t max_ms)
-{
-	uint64_t upto = rd_seq_now(h);
-	int err;
+struct rd_content_arg {
+	struct sc_host *h;
+	const struct sc_hash *hash;
+	void *buf;
+	bool got;
+};
 
-	if (!rd_older_live(h, upto))
-		return 0;
-	err = rd_settle(h, upto, max_ms);
-	return err ? err : 1;
+static bool rd_content_landed(void *arg)
+{
+	struct rd_content_arg *a = arg;
+
+	a->got = a->got || sc_hostcache_get(a->h->hc, a->hash, a->buf);
+	return a->got;
+}
+
+int host_content_wait(struct sc_host *h, const struct sc_hash *hash,
+		      void *buf, uint32_t max_ms)
+{
+	struct rd_content_arg a = { .h = h, .hash = hash, .buf = buf };
+	int err = rd_settle(h, rd_seq_now(h), rd_content_landed, &a, max_ms);
+
+	return err ? err : a.got;
+}
+
+void host_time_add(struct sc_host *h, enum sc_host_time_kind k,
+		   uint64_t since)
+{
+	struct sc_host_time *t = &h->st.times[k];
+	uint64_t us = sc_clock_us() - since;
+	uint32_t b = 0;
+
+	while (b < SC_HOST_TIME_BUCKETS - 1 && us >= 1ull << b)
+		b++;
+	sc_mutex_lock(&h->lock);
+	t->n++;
+	t->us += us;
+	t->hist[b]++;
+	sc_mutex_unlock(&h->lock);
 }
 
 /*
@@ -438,37 +480,61 @@ static bool rd_flights_landed(void *arg)
 	return !flying;
 }
 
+/* Is the content b waits for (RB_WAIT) in?  Then b is served. */
+static bool rd_wait_served(struct rd *r, struct rd_blk *b)
+{
+	/* a flight's block is mapped already: its content serves */
+	if (!(b->flight ? sc_hostcache_get(r->h->hc, &b->h, b->dst) :
+	      sc_hostcache_read_hash_at(r->h->hc, r->file, b->lbn, b->change,
+					&b->h, b->dst) == SC_CONTENT_HIT))
+		return false;
+	b->st = RB_DONE;
+	b->flight = 0;
+	r->acc.waited++;
+	return true;
+}
+
+/* Are the contents of r's HASH answers in?  Each is served as it comes. */
+static bool rd_hashes_landed(void *arg)
+{
+	struct rd *r = arg;
+	bool waiting = false;
+	uint32_t i;
+
+	for (i = 0; i < r->n; i++)
+		if (r->b[i].st == RB_WAIT && !r->b[i].flight &&
+		    !rd_wait_served(r, &r->b[i]))
+			waiting = true;
+	return !waiting;
+}
+
 /*
- * The RB_WAIT blocks of one kind, once what they wait for is done (a
- * HASH answer's: the READs started before it; flight: the flight of
- * another read), served from the cache, or read with FORCE_DATA after
- * all.
+ * The RB_WAIT blocks of one kind, served from the cache once their
+ * contents are in, or once what they wait for is done (a HASH answer's:
+ * the READs started before it; flight: the flight of another read)
+ * read with FORCE_DATA after all.
  */
 static int rd_wait(struct rd *r, bool flight)
 {
+	uint64_t since = sc_clock_us();
 	struct rd_blk *b;
 	uint32_t i;
 	int err;
 
 	err = flight ? sc_waitq_wait(&r->h->rd_done, rd_flights_landed, r,
 				     RD_WAIT_MAX_MS) :
-		       rd_settle(r->h, r->wait_upto, RD_WAIT_MAX_MS);
+		       rd_settle(r->h, r->wait_upto, rd_hashes_landed, r,
+				 RD_WAIT_MAX_MS);
+	host_time_add(r->h, flight ? SC_HT_FLIGHT_WAIT : SC_HT_HASH_WAIT,
+		      since);
 	if (err && err != -SC_ETIMEDOUT)
 		return err;
 	for (i = 0; i < r->n; i++) {
 		b = &r->b[i];
-		if (b->st != RB_WAIT || b->flight != flight)
+		if (b->st != RB_WAIT || b->flight != flight ||
+		    rd_wait_served(r, b))
 			continue;
-		/* a flight's block is mapped already: its content serves */
-		if (flight ? sc_hostcache_get(r->h->hc, &b->h, b->dst) :
-		    sc_hostcache_read_hash_at(r->h->hc, r->file, b->lbn,
-					      b->change, &b->h, b->dst) ==
-		    SC_CONTENT_HIT) {
-			b->st = RB_DONE;
-			r->acc.waited++;
-		} else {
-			b->st = RB_FORCE;
-		}
+		b->st = RB_FORCE;
 		b->flight = 0;
 	}
 	if (flight)
@@ -484,7 +550,7 @@ static int rd_read_reply(struct rd *r, struct rd_blk *b, uint32_t count,
 {
 	bool force = flags & CSI_READ_FORCE_DATA;
 	const struct csi_read_block *rb;
-	uint64_t change = res->attr.change;
+	uint64_t change = res->attr.change, data_before = r->acc.data_blocks;
 	uint32_t i;
 	int err;
 
@@ -541,6 +607,9 @@ static int rd_read_reply(struct rd *r, struct rd_blk *b, uint32_t count,
 			return host_proto_err(r->h, "unknown block kind");
 		}
 	}
+	/* what came as data serves waiters before the peers answer */
+	if (r->npf && r->acc.data_blocks > data_before)
+		sc_wake_all(&r->h->rd_done);
 	rd_peer_fetch(r, b, change, c, res);
 	rd_eof(b, res->nblocks, count, r->bs);
 	for (i = 0; i < res->npushed; i++) {
@@ -561,13 +630,15 @@ static int rd_read(struct rd *r, struct rd_blk *b, uint32_t count,
 				   .count = count, .flags = flags };
 	struct csi_read_res res;
 	struct host_call c;
-	uint64_t seq;
+	uint64_t seq, since;
 	int err;
 
 	if (flags & CSI_READ_FORCE_DATA)
 		r->acc.forced += count;
 	seq = rd_begin(r->h);
+	since = sc_clock_us();
 	err = host_call(r->h, CSI_PROC_READ, &a.hdr, &a, &res, &c);
+	host_time_add(r->h, SC_HT_CALL, since);
 	if (err) {
 		rd_end(r->h, seq);
 		return err;
@@ -580,6 +651,7 @@ static int rd_read(struct rd *r, struct rd_blk *b, uint32_t count,
 	host_release(r->h, &c);
 	/* its contents are in the cache now: waiters may look */
 	rd_end(r->h, seq);
+	rd_land(r, false);
 	/* the reply may have evicted more than the next call carries */
 	if (!err && host_flush(r->h, r->reg.max_evict))
 		sc_log_warn_ratelimited("host %s: eviction notices not delivered",
@@ -675,6 +747,7 @@ static int rd_force(struct rd *r)
 static int rd_fetch(struct rd *r)
 {
 	uint32_t f = r->reg.features, flags = CSI_READ_WANT_DATA, i;
+	uint64_t since = sc_clock_us();
 	int err;
 
 	err = host_pins_resend(r->h, r->file);
@@ -714,6 +787,7 @@ static int rd_fetch(struct rd *r)
 		if (r->b[i].delegated)
 			host_notice(r->h, &r->b[i].h);
 	}
+	host_time_add(r->h, SC_HT_FETCH, since);
 	return err;
 }
 

@@ -125,6 +125,30 @@ void csi_backend_totals(void *be, struct host_totals *t)
 	t->pushed_hits = st.pushed_hits;
 }
 
+void csi_backend_print_times(void *be)
+{
+	static const char *const kind[SC_HT_KINDS] = {
+		[SC_HT_FETCH] = "fetch", [SC_HT_CALL] = "call",
+		[SC_HT_PEER] = "peer", [SC_HT_HASH_WAIT] = "hash_wait",
+		[SC_HT_FLIGHT_WAIT] = "flight_wait",
+		[SC_HT_SERVE_WAIT] = "serve_wait",
+	};
+	struct csi_backend *b = be;
+	struct sc_host_stats st;
+
+	sc_host_get_stats(b->host, &st);
+	for (int k = 0; k < SC_HT_KINDS; k++) {
+		const struct sc_host_time *t = &st.times[k];
+
+		printf("time %s n=%llu us=%llu hist_log2_us=", kind[k],
+		       (unsigned long long)t->n, (unsigned long long)t->us);
+		for (int i = 0; i < SC_HOST_TIME_BUCKETS; i++)
+			printf("%s%llu", i ? "," : "",
+			       (unsigned long long)t->hist[i]);
+		printf("\n");
+	}
+}
+
 static void *csi_vm_open(void *be, unsigned int vm, char *err, size_t errlen)
 {
 	(void)vm;

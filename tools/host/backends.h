@@ -56,6 +56,11 @@ void *csi_backend_new(const struct host_paths *p,
 		      const struct csi_backend_opts *o, char *err,
 		      size_t errlen);
 void csi_backend_totals(void *be, struct host_totals *t);
+/*
+ * Where the host's misses spent their time (struct sc_host_time), a
+ * "time KIND n=N us=US hist_log2_us=..." line each.
+ */
+void csi_backend_print_times(void *be);
 void csi_backend_free(void *be);
 extern const struct backend_ops csi_backend_ops;
 

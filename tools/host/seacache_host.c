@@ -433,6 +433,8 @@ int main(int argc, char **argv)
 			csi_backend_totals(be, &t);
 			print_served(&o, &t);
 		}
+		if (ops == &csi_backend_ops && o.kv)
+			csi_backend_print_times(be);
 		rc = 0;
 		for (unsigned int v = 0; v < o.vms; v++)
 			if (res[v].mismatches || res[v].errors)

@@ -153,6 +153,11 @@ static inline u64 sc_clock_ms(void)
 	return ktime_to_ms(ktime_get());
 }
 
+static inline u64 sc_clock_us(void)
+{
+	return ktime_to_us(ktime_get());
+}
+
 #define sc_log_err(fmt, ...) pr_err("seacache: " fmt "\n", ##__VA_ARGS__)
 #define sc_log_warn(fmt, ...) pr_warn("seacache: " fmt "\n", ##__VA_ARGS__)
 #define sc_log_info(fmt, ...) pr_info("seacache: " fmt "\n", ##__VA_ARGS__)

@@ -201,6 +201,14 @@ static inline uint64_t sc_clock_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+static inline uint64_t sc_clock_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
 #define sc_log_err(fmt, ...) \
 	fprintf(stderr, "seacache: error: " fmt "\n", ##__VA_ARGS__)
 #define sc_log_warn(fmt, ...) \

@@ -23,7 +23,7 @@
  *     into a file system under reclaim (kernel: memalloc_nofs_save);
  *   sc_cond_resched: a rescheduling point for long loops that hold only
  *     sleeping locks;
- *   sc_clock_ms (monotonic milliseconds);
+ *   sc_clock_ms and sc_clock_us (monotonic milli- and microseconds);
  *   sc_prefetch(p): a hint to bring p's cache line in for reading;
  *   sc_log_err/sc_log_warn/sc_log_info, and sc_log_err_ratelimited/
  *     sc_log_warn_ratelimited for whatever a server or peer can trigger.

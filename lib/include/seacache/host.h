@@ -113,6 +113,27 @@ struct sc_host_config {
 	struct sc_host_transport tr;
 };
 
+/*
+ * Where a host's misses spend their time (host_read.c), to tell what a
+ * storm's requests wait on: per kind, how many, their microseconds in
+ * all and by powers of two (bucket k: under 2^k us; the last: the rest).
+ */
+#define SC_HOST_TIME_BUCKETS 20
+struct sc_host_time {
+	uint64_t n, us;
+	uint64_t hist[SC_HOST_TIME_BUCKETS];
+};
+
+enum sc_host_time_kind {
+	SC_HT_FETCH,		/* a read's misses, from lookup to the last */
+	SC_HT_CALL,		/* a READ, sent to answered */
+	SC_HT_PEER,		/* a reply's delegated blocks from peers */
+	SC_HT_HASH_WAIT,	/* HASH answers waiting for earlier READs */
+	SC_HT_FLIGHT_WAIT,	/* blocks waiting for another read's flight */
+	SC_HT_SERVE_WAIT,	/* a peer read waiting for our READs */
+	SC_HT_KINDS
+};
+
 struct sc_host_stats {
 	uint64_t reads, read_blocks;	/* sc_host_read calls, blocks asked */
 	uint64_t addr_hits;		/* served with no network at all */
@@ -146,6 +167,7 @@ struct sc_host_stats {
 	uint64_t files_dropped;		/* mappings dropped on a change id */
 	uint64_t pinned_blocks;		/* unstable blocks kept (gauge) */
 	uint64_t mem_bytes;		/* all the host holds, cache included */
+	struct sc_host_time times[SC_HT_KINDS];
 	struct sc_hostcache_stats cache;
 };
 
