@@ -2,8 +2,10 @@
 /*
  * The data path.
  *
- * Read: look the blocks up in one index snapshot, read their slots (runs
- * of consecutive slots in one call), verify each against its hash.
+ * Read: look the blocks up in the block map of one index snapshot (which
+ * gives each block's slot and check: no chunk index lookup), read their
+ * slots (runs of consecutive slots in one call), verify each against its
+ * check.
  *
  * Write: build each block's new content (read-modify-write for partial
  * blocks, under the file's stripe lock held exclusively), hash it, leave
@@ -58,28 +60,28 @@ static bool block_is_zero(const uint8_t *p, size_t len)
 	return p[0] == 0 && memcmp(p, p + 1, len - 1) == 0;
 }
 
-static int verify(struct dstore *ds, const struct chunk_rec *c,
+static int verify(struct dstore *ds, const struct block_loc *loc,
 		  const struct sc_hash *h, const void *buf)
 {
 	char hex[2 * SC_HASH_LEN + 1];
 
-	if (!ds->verify_reads || chunk_checksum(buf, ds->bsize) == c->check)
+	if (!ds->verify_reads || chunk_checksum(buf, ds->bsize) == loc->check)
 		return 0;
 	atomic_fetch_add(&ds->verify_failures, 1);
 	sc_hash_to_hex(h, hex);
 	dstore_logf(ds, DSTORE_LOG_ERROR,
 		    "chunk %s in slot %llu (container %llu) fails its check: the container is corrupt; reads of it fail with EIO; run seacachectl fsck",
-		    hex, (unsigned long long)c->slot,
-		    (unsigned long long)(c->slot / ds->slots_per_container));
+		    hex, (unsigned long long)loc->slot,
+		    (unsigned long long)(loc->slot / ds->slots_per_container));
 	return -EIO;
 }
 
-int block_read_verified(struct dstore *ds, const struct chunk_rec *c,
+int block_read_verified(struct dstore *ds, const struct block_loc *loc,
 			const struct sc_hash *h, void *buf)
 {
-	int rc = slots_rw(ds, false, c->slot, 1, &buf);
+	int rc = slots_rw(ds, false, loc->slot, 1, &buf);
 
-	return rc ? rc : verify(ds, c, h, buf);
+	return rc ? rc : verify(ds, loc, h, buf);
 }
 
 /* Current content of (ino, lbn) into buf; the reclaim lock held shared. */
@@ -87,18 +89,14 @@ static int block_current(struct dstore *ds, MDB_txn *txn, uint64_t ino,
 			 uint64_t lbn, uint8_t *buf)
 {
 	struct sc_hash h;
-	struct chunk_rec c;
-	int rc = bmap_get(ds, txn, ino, lbn, &h);
+	struct block_loc loc;
+	int rc = bmap_get(ds, txn, ino, lbn, &h, &loc);
 
 	if (rc == -ENODATA) {
 		memset(buf, 0, ds->bsize);
 		return 0;
 	}
-	if (!rc)
-		rc = chunk_find(ds, txn, NULL, &h, &c);
-	if (rc == -ENOENT)
-		rc = -EUCLEAN;
-	return rc ? rc : block_read_verified(ds, &c, &h, buf);
+	return rc ? rc : block_read_verified(ds, &loc, &h, buf);
 }
 
 static int inode_regular(struct dstore *ds, MDB_txn *txn, uint64_t ino,
@@ -115,20 +113,19 @@ static int inode_regular(struct dstore *ds, MDB_txn *txn, uint64_t ino,
 
 struct read_block {
 	uint64_t lbn;
-	struct chunk_rec c;
+	struct block_loc loc;
 	struct sc_hash h;
 };
 
 /*
- * The mapped blocks of [first, last] in lbn order but those held (held
- * indexed from first, or NULL); *n of them.
+ * The mapped blocks of [first, last] in lbn order, each with where it is
+ * stored, but those held (held indexed from first, or NULL); *n of them.
  */
 static int read_plan(struct dstore *ds, MDB_txn *txn, uint64_t ino,
 		     uint64_t first, uint64_t last, const uint8_t *held,
 		     struct read_block *rb, size_t *n)
 {
 	struct bmap_iter it;
-	struct chunk_rec c;
 	int rc = bmap_iter_start(ds, txn, &it, ino, first);
 
 	*n = 0;
@@ -137,21 +134,11 @@ static int read_plan(struct dstore *ds, MDB_txn *txn, uint64_t ino,
 	while (!rc) {
 		struct read_block b;
 
-		rc = bmap_iter_next(&it, &b.lbn, &b.h);
+		rc = bmap_iter_next(&it, &b.lbn, &b.h, &b.loc);
 		if (rc || b.lbn > last)
 			break;
 		if (held && held[b.lbn - first])
 			continue;
-		rc = chunk_find(ds, txn, NULL, &b.h, &c);
-		if (rc) {
-			dstore_logf(ds, DSTORE_LOG_ERROR,
-				    "inode %llu block %llu maps to a chunk that is not stored: run seacachectl fsck",
-				    (unsigned long long)ino,
-				    (unsigned long long)b.lbn);
-			rc = -EIO;
-			break;
-		}
-		b.c = c;
 		rb[(*n)++] = b;
 	}
 	bmap_iter_end(&it);
@@ -187,16 +174,16 @@ static int read_blocks(struct dstore *ds, const struct read_block *rb,
 			uint64_t s = b->lbn << ds->bshift;
 
 			if (s < off || s + ds->bsize > off + len ||
-			    b->c.slot != rb[i].c.slot + run ||
+			    b->loc.slot != rb[i].loc.slot + run ||
 			    b->lbn != rb[i].lbn + run)
 				break;
 			bufs[run] = buf + (s - off);
 			run++;
 		}
 		if (run > 0) {
-			rc = slots_rw(ds, false, rb[i].c.slot, run, bufs);
+			rc = slots_rw(ds, false, rb[i].loc.slot, run, bufs);
 			for (size_t j = 0; j < run && !rc; j++)
-				rc = verify(ds, &rb[i + j].c, &rb[i + j].h,
+				rc = verify(ds, &rb[i + j].loc, &rb[i + j].h,
 					    bufs[j]);
 			done = bstart + ((uint64_t)run << ds->bshift) - off;
 			i += run;
@@ -209,7 +196,7 @@ static int read_blocks(struct dstore *ds, const struct read_block *rb,
 				break;
 			}
 		}
-		rc = block_read_verified(ds, &rb[i].c, &rb[i].h, bounce);
+		rc = block_read_verified(ds, &rb[i].loc, &rb[i].h, bounce);
 		if (!rc) {
 			uint64_t to = bstart + ds->bsize < off + len ?
 				      bstart + ds->bsize : off + len;
@@ -440,28 +427,27 @@ static int intent_apply(struct wtxn *w, struct write_intent *in)
 	if (rc)
 		return rc;
 	in->applied = true;
-	for (size_t i = 0; !rc && i < in->n; i++) {
-		struct block_plan *p = &in->plan[i];
-
-		if (p->kind == PLAN_KNOWN || p->kind == PLAN_NEW)
-			rc = chunk_ref(w, &p->h, p->slot, p->check);
-	}
-	if (rc)
-		return rc;
 	ch = malloc((in->n ? in->n : 1) * sizeof(*ch));
 	if (!ch)
 		return -ENOMEM;
-	for (size_t i = 0; i < in->n; i++) {
+	/* the new contents' references, each with where it is stored */
+	for (size_t i = 0; !rc && i < in->n; i++) {
 		struct block_plan *p = &in->plan[i];
 
 		if (p->kind == PLAN_SILENT)
 			continue;
-		if (p->kind == PLAN_HOLE)
+		ch[n_ch] = (struct block_change){ .lbn = p->lbn };
+		if (p->kind == PLAN_HOLE) {
 			w->c.zero_writes++;
-		ch[n_ch].lbn = p->lbn;
-		ch[n_ch++].h = p->kind == PLAN_HOLE ? NULL : &p->h;
+		} else {
+			ch[n_ch].h = &p->h;
+			rc = chunk_ref(w, &p->h, p->slot, p->check,
+				       &ch[n_ch].loc);
+		}
+		n_ch++;
 	}
-	rc = blocks_map(w, &ir, in->ino, ch, n_ch);
+	if (!rc)
+		rc = blocks_map(w, &ir, in->ino, ch, n_ch);
 	free(ch);
 	if (rc)
 		return rc;
@@ -817,7 +803,9 @@ int dstore_read_content(struct dstore *ds, const struct sc_hash *h,
 	if (!rc) {
 		rc = chunk_find(ds, txn, NULL, h, &c);
 		if (!rc)
-			rc = block_read_verified(ds, &c, h, buf);
+			rc = block_read_verified(ds,
+					&(struct block_loc){ c.slot, c.check },
+					h, buf);
 		mdb_txn_abort(txn);
 	}
 	pthread_rwlock_unlock(&ds->reclaim_lock);

@@ -19,7 +19,8 @@
 #include "dstore.h"
 
 #define DSTORE_MAGIC 0x5343445354523031ull	/* "SCDSTR01" */
-#define DSTORE_FORMAT 1
+/* 2: the block map keeps each block's slot and check (struct block_loc) */
+#define DSTORE_FORMAT 2
 #define DSTORE_NO_SLOT UINT64_MAX
 /* Writers whose range has a partial block lock its file exclusively. */
 #define DSTORE_WRITE_STRIPES 64
@@ -222,20 +223,35 @@ void inode_to_attr(uint64_t ino, const struct inode_rec *r,
 void inode_touch(struct inode_rec *r, unsigned int which_mask);
 uint64_t blocks_of(const struct dstore *ds, uint64_t size);
 
+/*
+ * Where a mapped block's content is: its chunk's slot and check, kept in
+ * the block map beside the hash, so a read looks up no chunk by its hash.
+ * The copy cannot go stale: a chunk keeps its slot while any block maps to
+ * it (a slot is written once and punched only after its chunk is freed,
+ * which needs the last mapping gone).
+ */
+struct block_loc {
+	uint64_t slot;
+	uint32_t check;
+};
+
 #define BMAP_GROUP 8
+/* per mapped block: hash, slot, check */
+#define BMAP_ENTRY (SC_HASH_LEN + 8 + 4)
 struct bmap_group {
 	uint8_t bits;		/* block i of the group is mapped */
 	struct sc_hash h[BMAP_GROUP];
+	struct block_loc loc[BMAP_GROUP];
 };
 
-#define BMAP_GROUP_MAX (1 + BMAP_GROUP * SC_HASH_LEN)
+#define BMAP_GROUP_MAX (1 + BMAP_GROUP * BMAP_ENTRY)
 int group_decode(struct dstore *ds, const MDB_val *v, struct bmap_group *g);
 /* Rewrites the group under cursor c (fsck). */
 int group_write(struct wtxn *w, MDB_cursor *c, const struct bmap_group *g);
 
-/* -ENODATA for a hole. */
+/* -ENODATA for a hole; loc may be NULL. */
 int bmap_get(struct dstore *ds, MDB_txn *txn, uint64_t ino, uint64_t lbn,
-	     struct sc_hash *h);
+	     struct sc_hash *h, struct block_loc *loc);
 /* The mapped blocks of ino from lbn on, in order; -ENODATA at the end. */
 struct bmap_iter {
 	struct dstore *ds;
@@ -248,7 +264,9 @@ struct bmap_iter {
 };
 int bmap_iter_start(struct dstore *ds, MDB_txn *txn, struct bmap_iter *it,
 		    uint64_t ino, uint64_t lbn);
-int bmap_iter_next(struct bmap_iter *it, uint64_t *lbn, struct sc_hash *h);
+/* loc may be NULL */
+int bmap_iter_next(struct bmap_iter *it, uint64_t *lbn, struct sc_hash *h,
+		   struct block_loc *loc);
 void bmap_iter_end(struct bmap_iter *it);
 /* What blocks lbn .. lbn + n - 1 map to: h[i] where mapped[i]. */
 int bmap_range(struct dstore *ds, MDB_txn *txn, uint64_t ino, uint64_t lbn,
@@ -268,15 +286,17 @@ int chunk_find(struct dstore *ds, MDB_txn *txn, const struct wtxn *w,
  * where the writer stored h's data (DSTORE_NO_SLOT if it relied on the
  * chunk being present); a slot not needed (another writer stored h first)
  * is marked dead.  -EAGAIN when h is neither stored nor given a slot (its
- * last reference went away since the writer looked).
+ * last reference went away since the writer looked).  loc: where h is
+ * stored, for the mapping.
  */
 int chunk_ref(struct wtxn *w, const struct sc_hash *h, uint64_t slot,
-	      uint32_t check);
+	      uint32_t check, struct block_loc *loc);
 uint32_t chunk_checksum(const void *data, size_t len);
-/* A block's new content (NULL: a hole). */
+/* A block's new content (NULL: a hole) and where chunk_ref found it. */
 struct block_change {
 	uint64_t lbn;
 	const struct sc_hash *h;
+	struct block_loc loc;
 };
 /*
  * Maps each ch[i].lbn (ascending) to its content, which chunk_ref made sure
@@ -372,8 +392,8 @@ struct write_intent {
 int intents_commit(struct dstore *ds, struct write_intent *batch);
 int data_init(struct dstore *ds);
 void data_fini(struct dstore *ds);
-/* The block's bytes (zeros for a hole), verified if configured. */
-int block_read_verified(struct dstore *ds, const struct chunk_rec *c,
+/* Content h's bytes from where it is stored, verified if configured. */
+int block_read_verified(struct dstore *ds, const struct block_loc *loc,
 			const struct sc_hash *h, void *buf);
 int truncate_locked(struct dstore *ds, uint64_t ino, uint64_t size,
 		    struct wtxn *w, struct inode_rec *ir);

@@ -4,12 +4,14 @@
  * held, so nothing changes underneath).  Every relation is checked both
  * ways:
  *   inodes     <-> directory entries (link counts, parents, cookies)
- *   block map  <-> CSI-Map entries, inode sizes and mapped counts
+ *   block map  <-> CSI-Map entries, inode sizes and mapped counts, each
+ *                  block's slot and check (its chunk's)
  *   chunks     <-> block map (reference counts), slots (data hashes,
  *                  each slot used once, below the allocation cursor)
  *   counters   <-> everything above.
  * Repair fixes what can be fixed without guessing data: counts, the
- * CSI-Map, dangling entries, blocks past a file's end, orphans.  A chunk
+ * CSI-Map, a block's slot and check, dangling entries, blocks past a
+ * file's end, orphans.  A chunk
  * whose data is corrupt or missing is reported, never "repaired": reads
  * of it keep failing with EIO rather than returning other bytes.
  */
@@ -259,9 +261,13 @@ static int links_check(struct fsck *f)
 	return 0;
 }
 
-/* One mapped block; *drop when repair should unmap it. */
+/*
+ * One mapped block; *drop when repair should unmap it, and loc corrected
+ * (*fix) when it is not where its chunk is.
+ */
 static int block_check(struct fsck *f, uint64_t ino, uint64_t lbn,
-		       const struct sc_hash *h, bool *drop)
+		       const struct sc_hash *h, struct block_loc *loc,
+		       bool *drop, bool *fix)
 {
 	struct ino_info *ii = ino_find(f, ino);
 	struct chunk_rec cr;
@@ -289,8 +295,18 @@ static int block_check(struct fsck *f, uint64_t ino, uint64_t lbn,
 	ii->mapped++;
 	if (chunk_get(f->ds, f->w.txn, h, &cr)) {
 		sc_hash_to_hex(h, hex);
-		problem(f, "inode %llu block %llu: chunk %s is not stored (its data is lost; reads fail with EIO)",
+		problem(f, "inode %llu block %llu: chunk %s is not stored (its data is lost; reads fail with EIO once its slot is reclaimed)",
 			(unsigned long long)ino, (unsigned long long)lbn, hex);
+	} else if (loc->slot != cr.slot || loc->check != cr.check) {
+		sc_hash_to_hex(h, hex);
+		problem(f, "inode %llu block %llu: the block map places chunk %s in slot %llu (check %08x), the chunk index in slot %llu (check %08x)",
+			(unsigned long long)ino, (unsigned long long)lbn, hex,
+			(unsigned long long)loc->slot, loc->check,
+			(unsigned long long)cr.slot, cr.check);
+		*loc = (struct block_loc){ cr.slot, cr.check };
+		*fix = f->repair;
+		if (*fix)
+			repaired(f);
 	}
 	key_csimap(ck, h, ino, lbn);
 	if (mdb_get(f->w.txn, f->ds->db_csimap, &kc, &vc)) {
@@ -311,7 +327,7 @@ static int bmap_check(struct fsck *f, MDB_cursor *c, MDB_val *k, MDB_val *v)
 	struct bmap_group g;
 	uint64_t ino, gno;
 	uint8_t keep;
-	bool drop;
+	bool drop, fix = false;
 	int rc;
 
 	if (k->mv_size != 16 || group_decode(f->ds, v, &g)) {
@@ -325,7 +341,8 @@ static int bmap_check(struct fsck *f, MDB_cursor *c, MDB_val *k, MDB_val *v)
 		if (!(g.bits & (1u << i)))
 			continue;
 		drop = false;
-		rc = block_check(f, ino, gno * BMAP_GROUP + i, &g.h[i], &drop);
+		rc = block_check(f, ino, gno * BMAP_GROUP + i, &g.h[i],
+				 &g.loc[i], &drop, &fix);
 		if (rc)
 			return rc;
 		if (drop) {
@@ -333,7 +350,7 @@ static int bmap_check(struct fsck *f, MDB_cursor *c, MDB_val *k, MDB_val *v)
 			keep &= (uint8_t)~(1u << i);
 		}
 	}
-	if (keep == g.bits)
+	if (keep == g.bits && !fix)
 		return 0;
 	if (keep == 0)
 		return idx_err(f->ds, mdb_cursor_del(c, 0), "fsck repair");
@@ -351,7 +368,7 @@ static int csimap_check(struct fsck *f, MDB_cursor *c, MDB_val *k,
 	f->rep->csimap_entries++;
 	if (k->mv_size != CSIMAP_PREFIX + 16 ||
 	    bmap_get(f->ds, f->w.txn, sc_get_be64(kp + CSIMAP_PREFIX),
-		     sc_get_be64(kp + CSIMAP_PREFIX + 8), &h) ||
+		     sc_get_be64(kp + CSIMAP_PREFIX + 8), &h, NULL) ||
 	    memcmp(h.b, kp, CSIMAP_PREFIX)) {
 		problem(f, "CSI-Map entry without its block map entry");
 		return f->repair ? drop_current(f, c) : 0;
@@ -381,7 +398,8 @@ static int refs_count(struct fsck *f, const struct sc_hash *h, uint64_t *n)
 		if (k.mv_size != sizeof(kb) || memcmp(kp, h->b, CSIMAP_PREFIX))
 			break;
 		if (!bmap_get(f->ds, f->w.txn, sc_get_be64(kp + CSIMAP_PREFIX),
-			      sc_get_be64(kp + CSIMAP_PREFIX + 8), &got) &&
+			      sc_get_be64(kp + CSIMAP_PREFIX + 8), &got,
+			      NULL) &&
 		    sc_hash_eq(&got, h))
 			(*n)++;
 	}

@@ -271,27 +271,33 @@ void size_account(struct wtxn *w, uint64_t old_size, uint64_t new_size)
 
 /*
  * The block map stores groups of BMAP_GROUP consecutive blocks under one
- * key (ino, lbn / BMAP_GROUP): a presence bitmap, then the hashes of the
- * present blocks in order.  One key and node header per group instead of
- * per block keeps the map near 35 bytes a block before page slack.
+ * key (ino, lbn / BMAP_GROUP): a presence bitmap, then each present
+ * block's hash, slot and check (BMAP_ENTRY bytes) in order.  One key and
+ * node header per group instead of per block keeps the map near 47 bytes
+ * a block before page slack.
  */
 int group_decode(struct dstore *ds, const MDB_val *v,
 			struct bmap_group *g)
 {
 	const uint8_t *p = v->mv_data;
-	unsigned int n = 0;
 
 	if (v->mv_size < 1)
 		return -EUCLEAN;
 	g->bits = p[0];
-	if (v->mv_size != 1 + (size_t)__builtin_popcount(g->bits) * SC_HASH_LEN) {
+	if (v->mv_size != 1 + (size_t)__builtin_popcount(g->bits) * BMAP_ENTRY) {
 		dstore_logf(ds, DSTORE_LOG_ERROR,
 			    "malformed block map group: run seacachectl fsck");
 		return -EUCLEAN;
 	}
-	for (unsigned int i = 0; i < BMAP_GROUP; i++)
-		if (g->bits & (1u << i))
-			memcpy(g->h[i].b, p + 1 + SC_HASH_LEN * n++, SC_HASH_LEN);
+	p++;
+	for (unsigned int i = 0; i < BMAP_GROUP; i++) {
+		if (!(g->bits & (1u << i)))
+			continue;
+		memcpy(g->h[i].b, p, SC_HASH_LEN);
+		memcpy(&g->loc[i].slot, p + SC_HASH_LEN, 8);
+		memcpy(&g->loc[i].check, p + SC_HASH_LEN + 8, 4);
+		p += BMAP_ENTRY;
+	}
 	return 0;
 }
 
@@ -318,10 +324,12 @@ static size_t group_encode(const struct bmap_group *g, uint8_t *buf)
 
 	buf[0] = g->bits;
 	for (unsigned int i = 0; i < BMAP_GROUP; i++) {
-		if (g->bits & (1u << i)) {
-			memcpy(buf + len, g->h[i].b, SC_HASH_LEN);
-			len += SC_HASH_LEN;
-		}
+		if (!(g->bits & (1u << i)))
+			continue;
+		memcpy(buf + len, g->h[i].b, SC_HASH_LEN);
+		memcpy(buf + len + SC_HASH_LEN, &g->loc[i].slot, 8);
+		memcpy(buf + len + SC_HASH_LEN + 8, &g->loc[i].check, 4);
+		len += BMAP_ENTRY;
 	}
 	return len;
 }
@@ -364,7 +372,7 @@ int group_write(struct wtxn *w, MDB_cursor *c, const struct bmap_group *g)
 }
 
 int bmap_get(struct dstore *ds, MDB_txn *txn, uint64_t ino, uint64_t lbn,
-	     struct sc_hash *h)
+	     struct sc_hash *h, struct block_loc *loc)
 {
 	struct bmap_group g;
 	unsigned int i = lbn % BMAP_GROUP;
@@ -375,6 +383,8 @@ int bmap_get(struct dstore *ds, MDB_txn *txn, uint64_t ino, uint64_t lbn,
 	if (!(g.bits & (1u << i)))
 		return -ENODATA;
 	*h = g.h[i];
+	if (loc)
+		*loc = g.loc[i];
 	return 0;
 }
 
@@ -391,7 +401,8 @@ int bmap_iter_start(struct dstore *ds, MDB_txn *txn, struct bmap_iter *it,
 		       "cursor");
 }
 
-int bmap_iter_next(struct bmap_iter *it, uint64_t *lbn, struct sc_hash *h)
+int bmap_iter_next(struct bmap_iter *it, uint64_t *lbn, struct sc_hash *h,
+		   struct block_loc *loc)
 {
 	uint8_t kb[16];
 	MDB_val k = { sizeof(kb), kb }, v;
@@ -405,6 +416,8 @@ int bmap_iter_next(struct bmap_iter *it, uint64_t *lbn, struct sc_hash *h)
 				if (it->g.bits & (1u << i)) {
 					*lbn = it->gno * BMAP_GROUP + i;
 					*h = it->g.h[i];
+					if (loc)
+						*loc = it->g.loc[i];
 					it->next = *lbn + 1;
 					return 0;
 				}
@@ -452,7 +465,8 @@ int bmap_range(struct dstore *ds, MDB_txn *txn, uint64_t ino, uint64_t lbn,
 	rc = bmap_iter_start(ds, txn, &it, ino, lbn);
 	if (rc)
 		return rc;
-	while ((rc = bmap_iter_next(&it, &at, &got)) == 0 && at - lbn < n) {
+	while ((rc = bmap_iter_next(&it, &at, &got, NULL)) == 0 &&
+	       at - lbn < n) {
 		h[at - lbn] = got;
 		mapped[at - lbn] = 1;
 	}
@@ -510,12 +524,13 @@ uint32_t chunk_checksum(const void *data, size_t len)
  * mapping's delta is applied (pending.c).
  */
 int chunk_ref(struct wtxn *w, const struct sc_hash *h, uint64_t slot,
-	      uint32_t check)
+	      uint32_t check, struct block_loc *loc)
 {
 	struct chunk_rec c;
 	int rc = chunk_find(w->ds, w->txn, w, h, &c);
 
 	if (rc == 0) {
+		*loc = (struct block_loc){ c.slot, c.check };
 		w->c.dedup_writes++;
 		/* another writer stored the same content first */
 		return slot == DSTORE_NO_SLOT ? 0 : slot_mark_dead(w, slot);
@@ -528,6 +543,7 @@ int chunk_ref(struct wtxn *w, const struct sc_hash *h, uint64_t slot,
 	c.slot = slot;
 	c.refs = 0;
 	c.check = check;
+	*loc = (struct block_loc){ slot, check };
 	w->c.chunks++;
 	w->c.data_writes++;
 	return delta_add_chunk(w, h, &c);
@@ -586,6 +602,7 @@ int blocks_map(struct wtxn *w, struct inode_rec *ir, uint64_t ino,
 		if (h) {
 			g.bits |= (uint8_t)(1u << bit);
 			g.h[bit] = *h;
+			g.loc[bit] = ch[i].loc;
 		} else {
 			g.bits &= (uint8_t)~(1u << bit);
 		}
@@ -607,8 +624,8 @@ int block_set(struct wtxn *w, struct inode_rec *ir, uint64_t ino,
 	      uint64_t lbn, const struct sc_hash *h, uint64_t slot,
 	      uint32_t check)
 {
-	struct block_change ch = { lbn, h };
-	int rc = h ? chunk_ref(w, h, slot, check) : 0;
+	struct block_change ch = { .lbn = lbn, .h = h };
+	int rc = h ? chunk_ref(w, h, slot, check, &ch.loc) : 0;
 
 	return rc ? rc : blocks_map(w, ir, ino, &ch, 1);
 }
@@ -628,9 +645,9 @@ int blocks_drop_from(struct wtxn *w, struct inode_rec *ir, uint64_t ino,
 		rc = bmap_iter_start(w->ds, w->txn, &it, ino, lbn);
 		if (rc)
 			return rc;
-		for (n = 0; n < 512 && (rc = bmap_iter_next(&it, &lbn, &h)) == 0;
-		     n++)
-			ch[n] = (struct block_change){ lbn, NULL };
+		for (n = 0; n < 512 &&
+			    (rc = bmap_iter_next(&it, &lbn, &h, NULL)) == 0; n++)
+			ch[n] = (struct block_change){ .lbn = lbn };
 		bmap_iter_end(&it);
 		if (rc && rc != -ENODATA)
 			return rc;

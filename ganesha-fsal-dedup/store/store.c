@@ -176,11 +176,16 @@ static int store_check_super(struct dstore *ds, const struct dstore_params *p,
 			     const struct super_rec *sb, char *err,
 			     size_t errlen)
 {
-	if (sb->magic != DSTORE_MAGIC || sb->format != DSTORE_FORMAT) {
+	if (sb->magic != DSTORE_MAGIC) {
+		snprintf(err, errlen, "%s is not a dedup store (magic %#llx)",
+			 ds->dir, (unsigned long long)sb->magic);
+		return -EINVAL;
+	}
+	if (sb->format != DSTORE_FORMAT) {
+		/* 1: the block map without each block's slot and check */
 		snprintf(err, errlen,
-			 "%s is not a dedup store of format %d (magic %#llx, format %u)",
-			 ds->dir, DSTORE_FORMAT, (unsigned long long)sb->magic,
-			 sb->format);
+			 "%s is a dedup store of format %u; this SeaCache opens format %d only (its block map keeps each block's slot): make a new store and copy the files over",
+			 ds->dir, sb->format, DSTORE_FORMAT);
 		return -EINVAL;
 	}
 	if (!ds->read_only && p->block_size && sb->block_size != p->block_size) {
@@ -781,7 +786,8 @@ int dstore_csimap_lookup(struct dstore *ds, const struct sc_hash *h,
 			break;
 		ino = sc_get_be64(kp + CSIMAP_PREFIX);
 		lbn = sc_get_be64(kp + CSIMAP_PREFIX + 8);
-		if (bmap_get(ds, txn, ino, lbn, &got) || !sc_hash_eq(&got, h))
+		if (bmap_get(ds, txn, ino, lbn, &got, NULL) ||
+		    !sc_hash_eq(&got, h))
 			continue;
 		given++;
 		if (fn(ctx, ino, lbn))

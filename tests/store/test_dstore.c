@@ -503,6 +503,31 @@ static void test_bad_params(void **state)
 	assert_int_equal(dstore_open(f->dir, &p, &f->ds, err, sizeof(err)), 0);
 }
 
+/* A store of another format is refused, saying which. */
+static void test_old_format(void **state)
+{
+	struct fixture *f = *state;
+	struct super_rec sb;
+	struct dstore *ds;
+	struct wtxn w;
+	char err[256];
+
+	assert_int_equal(wtxn_begin(f->ds, &w), 0);
+	assert_int_equal(meta_get(f->ds, w.txn, "super", &sb, sizeof(sb)), 0);
+	sb.format = 1;
+	assert_int_equal(meta_put(f->ds, w.txn, "super", &sb, sizeof(sb)), 0);
+	assert_int_equal(wtxn_end(&w, 0), 0);
+	dstore_close(f->ds);
+	f->ds = NULL;
+	assert_int_equal(dstore_open(f->dir, &f->p, &ds, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "format 1;"));
+	f->p.read_only = true;
+	assert_int_equal(dstore_open(f->dir, &f->p, &ds, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "format 1;"));
+}
+
 static void corrupt_container(struct fixture *f, uint64_t slot)
 {
 	char path[128];
@@ -553,12 +578,17 @@ static void test_corruption(void **state)
 static void test_fsck_repair(void **state)
 {
 	struct fixture *f = *state;
-	uint8_t b[4 * BS];
+	uint8_t b[4 * BS], got[BS];
 	struct dstore_fsck_report r;
 	struct inode_rec ir;
 	struct chunk_rec c;
+	struct bmap_group g;
 	struct sc_hash h;
 	struct wtxn w;
+	MDB_cursor *cur;
+	uint8_t gk[16];
+	MDB_val kg = { sizeof(gk), gk }, vg;
+	bool eof;
 	uint64_t x = mkfile(f, DSTORE_ROOT_INO, "x");
 
 	fill(b, sizeof(b), 6);
@@ -581,12 +611,24 @@ static void test_fsck_repair(void **state)
 	key_csimap(ck, &h, x, 1);
 	assert_int_equal(mdb_del(w.txn, f->ds->db_csimap, &kc, NULL), 0);
 	w.c.chunks += 2;
+	/* and block 2's slot in the block map: another block's */
+	key_bmap(gk, x, 0);
+	assert_int_equal(mdb_cursor_open(w.txn, f->ds->db_bmap, &cur), 0);
+	assert_int_equal(mdb_cursor_get(cur, &kg, &vg, MDB_SET), 0);
+	assert_int_equal(group_decode(f->ds, &vg, &g), 0);
+	g.loc[2].slot = g.loc[3].slot;
+	assert_int_equal(group_write(&w, cur, &g), 0);
+	mdb_cursor_close(cur);
 	assert_int_equal(wtxn_end(&w, 0), 0);
 
+	/* the read finds block 3's content where block 2's should be */
+	f->log_errors = 0;
+	assert_int_equal(dstore_read(f->ds, x, 2 * BS, got, BS, &eof), -EIO);
+	assert_true(f->log_errors > 0);
 	assert_int_equal(dstore_fsck(f->ds, 0, &r), 0);
-	assert_int_equal(r.problems, 4);
+	assert_int_equal(r.problems, 5);
 	assert_int_equal(dstore_fsck(f->ds, DSTORE_FSCK_REPAIR, &r), 0);
-	assert_true(r.repaired >= 4);
+	assert_true(r.repaired >= 5);
 	fsck_clean(f);
 	expect(f, x, 0, b, sizeof(b));
 }
@@ -869,6 +911,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_persistence, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_only_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_params, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_old_format, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_corruption, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fsck_repair, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_writers, setup, teardown),
