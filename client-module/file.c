@@ -246,14 +246,15 @@ static ssize_t scfs_write_chunk(struct file *file, const void *buf,
 	scfs_refresh_attr(file);
 	n = kernel_write(file->private_data, buf, len, &lpos);
 	/*
-	 * On the server before this returns, not in NFS's dirty pages: the
-	 * reads that follow may go through CSI, which sees only the server.
+	 * Committed on the server before this returns, not in NFS's dirty
+	 * pages nor only written UNSTABLE: the reads that follow may go
+	 * through CSI, which sees only the server, and a server restart
+	 * drops what was not committed, which NFS writes again only at its
+	 * next COMMIT, too late for them.
 	 */
 	if (n > 0) {
-		struct file *lower = file->private_data;
-		int err = stable ? vfs_fsync_range(lower, pos, pos + n - 1, 1) :
-			  filemap_write_and_wait_range(lower->f_mapping, pos,
-						       pos + n - 1);
+		int err = vfs_fsync_range(file->private_data, pos, pos + n - 1,
+					  1);
 
 		if (err)
 			n = err;

@@ -394,6 +394,7 @@ int sc_host_create(const struct sc_host_config *cfg, struct sc_host **out)
 	if (!h)
 		return -SC_ENOMEM;
 	sc_mutex_init(&h->hello_lock);
+	sc_mutex_init(&h->resend_lock);
 	sc_mutex_init(&h->lock);
 	sc_waitq_init(&h->rd_done);
 	h->tr = cfg->tr;
@@ -465,6 +466,7 @@ void sc_host_destroy(struct sc_host *h)
 	sc_free(h->rd_live);
 	sc_waitq_destroy(&h->rd_done);
 	sc_mutex_destroy(&h->lock);
+	sc_mutex_destroy(&h->resend_lock);
 	sc_mutex_destroy(&h->hello_lock);
 	sc_free(h);
 }

@@ -52,6 +52,8 @@ struct sc_host {
 	struct sc_hostcache *hc;
 
 	struct sc_mutex hello_lock;
+	/* one resend of stale pins at a time (host_write.c) */
+	struct sc_mutex resend_lock;
 	struct sc_mutex lock;	/* everything below */
 	struct host_reg reg;
 	uint64_t reg_gen;	/* HELLOs that succeeded */
@@ -62,6 +64,8 @@ struct sc_host {
 	struct host_pin *pins, *pins_tail;
 	uint32_t npins, stale_pins;	/* stale: of an earlier epoch */
 	uint64_t pin_seq;
+	uint64_t resend_gen;	/* resends begun */
+	bool resending;		/* one is under way (its pins taken out) */
 	struct sc_hasher *hashers[HOST_HASHERS];
 	uint32_t nhashers;
 	/* READ calls in flight, numbered in start order (host_read.c) */

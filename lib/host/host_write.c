@@ -10,13 +10,19 @@
  * are allocated before the WRITE goes out; when that fails the call goes
  * FILE_SYNC instead (durable once answered, nothing to keep), so no block
  * the server acknowledged can be lost to a restart, and the VM's write
- * still succeeds, as it would over NFS.
+ * still succeeds, as it would over NFS.  Stale pins are written again
+ * before the file's next READ, WRITE or COMMIT goes out; a WRITE that
+ * raced a resend (it found the restart itself, or one was under way) is
+ * sent again after it, so that the older bytes never land last.
  */
 #include "host_priv.h"
 
 /* Unstable blocks kept before a write commits its file by itself. */
 #define HOST_MAX_PINS 4096u
-/* Rounds of re-sending and COMMIT while the server keeps restarting. */
+/*
+ * Rounds of re-sending and COMMIT, or of a WRITE and the resend it
+ * raced, while the server keeps restarting.
+ */
 #define HOST_COMMIT_TRIES 4
 
 struct wr_blk {
@@ -30,6 +36,8 @@ struct wr {
 	struct sc_host *h;
 	uint64_t file;
 	uint32_t bs, bshift, stable, max_blocks, max_evict, features;
+	bool resend;	/* writes stale pins again, holding resend_lock */
+	bool raced;	/* a WRITE may have landed before a resend's bytes */
 	struct csi_write_block *wb;	/* max_blocks */
 	struct wr_blk *b;		/* max_blocks */
 	struct sc_hasher *hs;
@@ -158,6 +166,26 @@ static void pins_drop_synced(struct sc_host *h, uint64_t file, uint64_t lbn,
 	pins_free_list(gone);
 }
 
+/*
+ * A WRITE of file's blocks lbn..lbn+n sent when resend_gen was gen has
+ * been answered: may a resend put older bytes over it?  Yes if one began
+ * since or is under way, or a stale pin of those blocks waits for one.
+ */
+static bool pins_raced(struct sc_host *h, uint64_t file, uint64_t lbn,
+		       uint32_t n, uint64_t gen)
+{
+	struct host_pin *p;
+	bool raced;
+
+	sc_mutex_lock(&h->lock);
+	raced = h->resend_gen != gen || h->resending;
+	for (p = h->stale_pins ? h->pins : NULL; p && !raced; p = p->next)
+		raced = p->file == file && p->lbn - lbn < n &&
+			p->epoch != h->reg.epoch;
+	sc_mutex_unlock(&h->lock);
+	return raced;
+}
+
 /* Lock held: unlink the pins of file that match; into *out, in order. */
 static uint32_t pins_take(struct sc_host *h, uint64_t file, bool stale,
 			  uint64_t epoch, uint64_t max_seq,
@@ -210,10 +238,13 @@ static int wr_call(struct wr *w, uint64_t lbn, struct wr_blk *b, uint32_t n,
 	struct host_pin *spare = NULL;
 	struct csi_write_res res;
 	struct host_call c;
-	uint64_t bo;
+	uint64_t bo, gen;
 	uint32_t i, len;
 	int err;
 
+	sc_mutex_lock(&h->lock);
+	gen = h->resend_gen;
+	sc_mutex_unlock(&h->lock);
 	if (a.stable == CSI_UNSTABLE) {
 		spare = pins_alloc(h, n);
 		if (!spare) {
@@ -280,6 +311,8 @@ static int wr_call(struct wr *w, uint64_t lbn, struct wr_blk *b, uint32_t n,
 	}
 	if (err == -SC_ESTALE)
 		sc_hostcache_drop_file(h->hc, w->file);
+	if (!err && !w->resend && pins_raced(h, w->file, lbn, n, gen))
+		w->raced = true;
 	host_release(h, &c);
 	/* unused: NEED_DATA blocks, pinned by the call that sends them */
 	pins_free_list(spare);
@@ -295,8 +328,8 @@ static int wr_hash(struct wr *w, struct wr_blk *b)
  * b[0..n) from lbn, up to end: the WRITE, then the bytes of every block
  * answered NEED_DATA, contiguous ones in one call.
  */
-static int wr_blocks(struct wr *w, uint64_t lbn, struct wr_blk *b,
-		     uint32_t n, uint64_t end)
+static int wr_blocks_once(struct wr *w, uint64_t lbn, struct wr_blk *b,
+			  uint32_t n, uint64_t end)
 {
 	uint32_t i, s;
 	int err;
@@ -329,6 +362,25 @@ static int wr_blocks(struct wr *w, uint64_t lbn, struct wr_blk *b,
 	return err;
 }
 
+/* wr_blocks_once, again after every resend it raced (§6.2 item 5). */
+static int wr_blocks(struct wr *w, uint64_t lbn, struct wr_blk *b,
+		     uint32_t n, uint64_t end)
+{
+	int tries = 0, err;
+
+	for (;;) {
+		w->raced = false;
+		err = wr_blocks_once(w, lbn, b, n, end);
+		if (err || !w->raced)
+			return err;
+		if (++tries > HOST_COMMIT_TRIES)
+			return -SC_EIO;
+		err = host_pins_resend(w->h, w->file);
+		if (err)
+			return err;
+	}
+}
+
 bool host_file_pinned(struct sc_host *h, uint64_t file)
 {
 	struct host_pin *p;
@@ -341,20 +393,39 @@ bool host_file_pinned(struct sc_host *h, uint64_t file)
 	return found;
 }
 
+/*
+ * One resend at a time, and a caller waits for the one under way: its
+ * READ or WRITE must not reach the server before the stale blocks it may
+ * cover are written again (a resend takes them out of the pins).
+ */
 int host_pins_resend(struct sc_host *h, uint64_t file)
 {
 	struct host_pin *list = NULL, *p, *last = NULL, *next;
 	struct wr w;
 	uint32_t n, k;
+	bool busy;
 	int err;
 
 	sc_mutex_lock(&h->lock);
+	busy = h->stale_pins || h->resending;
+	sc_mutex_unlock(&h->lock);
+	if (!busy)
+		return 0;
+	sc_mutex_lock(&h->resend_lock);
+	sc_mutex_lock(&h->lock);
 	n = h->stale_pins ? pins_take(h, file, true, h->reg.epoch, 0, &list) :
 			    0;
+	if (n) {
+		h->resend_gen++;
+		h->resending = true;
+	}
 	sc_mutex_unlock(&h->lock);
-	if (!n)
+	if (!n) {
+		sc_mutex_unlock(&h->resend_lock);
 		return 0;
+	}
 	err = wr_init(&w, h, file, CSI_UNSTABLE);
+	w.resend = true;
 	while (!err && list) {
 		/* a run: consecutive blocks, all whole but the last */
 		for (k = 0, p = list; p && k < w.max_blocks; p = p->next) {
@@ -380,20 +451,22 @@ int host_pins_resend(struct sc_host *h, uint64_t file)
 		pins_free_list(list);
 		list = next;
 	}
+	sc_mutex_lock(&h->lock);
+	h->resending = false;
 	if (list) {
 		/* the rest stays stale, first in line */
 		for (p = list, k = 1; p->next; p = p->next)
 			k++;
-		sc_mutex_lock(&h->lock);
 		p->next = h->pins;
 		h->pins = list;
 		if (!h->pins_tail)
 			h->pins_tail = p;
 		h->npins += k;
 		h->stale_pins += k;
-		sc_mutex_unlock(&h->lock);
 	}
+	sc_mutex_unlock(&h->lock);
 	wr_fini(&w);
+	sc_mutex_unlock(&h->resend_lock);
 	return err;
 }
 
@@ -559,6 +632,7 @@ int sc_host_pins_drain(struct sc_host *h, uint64_t file,
 	int err = 0;
 
 	/* oldest first: a later pin of a block overwrites an earlier one */
+	sc_mutex_lock(&h->resend_lock);
 	sc_mutex_lock(&h->lock);
 	pins_take(h, file, true, h->reg.epoch, 0, &list);
 	pins_take(h, file, false, h->reg.epoch, ~(uint64_t)0, &cur);
@@ -574,23 +648,24 @@ int sc_host_pins_drain(struct sc_host *h, uint64_t file,
 		list = list->next;
 		sc_free(p);
 	}
-	if (!list)
-		return err;
-	/* not written: kept, first in line, as they were */
-	sc_mutex_lock(&h->lock);
-	for (p = list; ; p = p->next) {
-		n++;
-		stale += p->epoch != h->reg.epoch;
-		if (!p->next)
-			break;
+	if (list) {
+		/* not written: kept, first in line, as they were */
+		sc_mutex_lock(&h->lock);
+		for (p = list; ; p = p->next) {
+			n++;
+			stale += p->epoch != h->reg.epoch;
+			if (!p->next)
+				break;
+		}
+		p->next = h->pins;
+		h->pins = list;
+		if (!h->pins_tail)
+			h->pins_tail = p;
+		h->npins += n;
+		h->stale_pins += stale;
+		sc_mutex_unlock(&h->lock);
 	}
-	p->next = h->pins;
-	h->pins = list;
-	if (!h->pins_tail)
-		h->pins_tail = p;
-	h->npins += n;
-	h->stale_pins += stale;
-	sc_mutex_unlock(&h->lock);
+	sc_mutex_unlock(&h->resend_lock);
 	return err;
 }
 

@@ -750,6 +750,41 @@ static void test_restart_read(void **state)
 	th_free(t);
 }
 
+/*
+ * A WRITE that finds the restart itself lands in the new epoch before
+ * the older unstable pins of its blocks are written again: those must
+ * not be written over it afterwards (at the COMMIT or a read's resend).
+ */
+static void test_restart_write(void **state)
+{
+	struct th *t = th_new(0x3d, SC_VARIANT_SEACACHE, 256, PEER_NONE);
+	static uint8_t ref[FSIZE];
+	uint64_t id;
+
+	(void)state;
+	id = hb_create("restartwrite", base, FSIZE);
+	memcpy(ref, base, FSIZE);
+	memset(ref, 0xa1, 4 * BS);
+	assert_int_equal(sc_host_write(t->h, id, 0, ref, 4 * BS, false),
+			 4 * BS);
+	hb_restart();
+	hb_write_behind("restartwrite", 0, base, FSIZE);	/* lost */
+	/* whole blocks, no read first: this WRITE finds the new epoch */
+	memset(ref + BS, 0xb2, 2 * BS);
+	assert_int_equal(sc_host_write(t->h, id, BS, ref + BS, 2 * BS, false),
+			 2 * BS);
+	assert_int_equal(th_stats(t).registrations, 2);
+	check_file(t, id, ref, FSIZE, SEED + 800);
+	assert_int_equal(sc_host_commit(t->h, id), 0);
+	assert_int_equal(th_stats(t).pinned_blocks, 0);
+	check_server("restartwrite", ref, FSIZE);
+	/* and once more: every pin of this epoch is committed */
+	hb_restart();
+	check_file(t, id, ref, FSIZE, SEED + 801);
+	check_server("restartwrite", ref, FSIZE);
+	th_free(t);
+}
+
 struct drained {
 	uint8_t bytes[FSIZE];
 	unsigned int puts;
@@ -1262,6 +1297,7 @@ int main(void)
 		cmocka_unit_test(test_shrink),
 		cmocka_unit_test(test_restart),
 		cmocka_unit_test(test_restart_read),
+		cmocka_unit_test(test_restart_write),
 		cmocka_unit_test(test_pins_drain),
 		cmocka_unit_test(test_need_data),
 		cmocka_unit_test(test_alloc_failure),

@@ -17,18 +17,34 @@ st() { scfs_stat $upper "$1"; }
 step "the CSI service restarts while a workload runs"
 mkdir $upper/a
 reg=$(st registrations) w=$(st writes)
-$check random $upper/a 21 "${OPS:-60}" 2 1M &
+# Seeded workloads until the restart is done, then one more: however
+# slow the machine, one runs across the restart and one after it.
+done_flag=/tmp/restart-done
+(
+	seed=21
+	while :; do
+		last=0
+		[ -e $done_flag ] && last=1
+		$check random $upper/a $seed "${OPS:-60}" 2 1M || exit 1
+		[ $last = 1 ] && exit 0
+		seed=$((seed + 1))
+	done
+) &
 wl=$!
 wait_moved writes "$w"
 host_do csi-restart
-wait $wl || fail "workload across the restart"
+touch $done_flag
+stats() {
+	for f in registrations fallback_reads fallback_writes \
+		 transport_reconnects unstable_blocks transport_timeouts; do
+		echo "SCFS-STAT $f $(st $f)"
+	done
+}
+wait $wl || { stats; fail "workload across the restart"; }
 workload_check a
-cat $upper/a/random-0 >/dev/null	# a call after the restart
 [ "$(st registrations)" -gt "$reg" ] ||
 	fail "no new registration after the restart ($reg)"
-for f in registrations fallback_reads fallback_writes transport_reconnects; do
-	echo "SCFS-STAT $f $(st $f)"
-done
+stats
 umount $upper || fail "umount"
 rmmod seacache || fail "rmmod"
 umount $lower

@@ -43,6 +43,7 @@
 
 #define BS 4096u
 #define MAX_IO (256u << 10)
+#define HIST 24u	/* operations remembered per file */
 #define SHARED_CONTENTS 8
 
 static uint64_t rng_next(uint64_t *s)
@@ -120,11 +121,28 @@ struct worker {
 	int fd, dfd, afd;	/* buffered, O_DIRECT, O_APPEND */
 	uint64_t counts[8];
 	int failed;
+	/* the last operations, printed when a check fails */
+	struct { int op; bool direct; uint64_t off, len; } hist[HIST];
+	uint64_t nhist;
 };
 
 enum { OP_WRITE, OP_READ, OP_TRUNC, OP_APPEND, OP_FSYNC, OP_REOPEN, OP_FULL };
 static const char *const op_names[] = { "write", "read", "truncate", "append",
 					"fsync", "reopen", "full-read" };
+
+static void w_history(const struct worker *w)
+{
+	uint64_t i = w->nhist > HIST ? w->nhist - HIST : 0;
+
+	for (; i < w->nhist; i++) {
+		int op = w->hist[i % HIST].op;
+		bool direct = w->hist[i % HIST].direct && op <= OP_READ;
+
+		fprintf(stderr, "scfs-check: %s: op %" PRIu64 ": %s%s at %" PRIu64 " len %" PRIu64 "\n",
+			w->path, i, direct ? "O_DIRECT " : "", op_names[op],
+			w->hist[i % HIST].off, w->hist[i % HIST].len);
+	}
+}
 
 static void w_open(struct worker *w)
 {
@@ -162,23 +180,31 @@ static int w_check(struct worker *w, const uint8_t *got, ssize_t n,
 {
 	uint64_t expect = off >= w->size ? 0 :
 			  (w->size - off < len ? w->size - off : len);
-	uint64_t i;
+	uint64_t i, first, last, bad = 0;
 
 	if (n < 0 || (uint64_t)n != expect) {
 		fprintf(stderr, "scfs-check: %s: %s at %" PRIu64 " len %zu: got %zd bytes, expected %" PRIu64 " (%s)\n",
 			w->path, op, off, len, n, expect,
 			n < 0 ? strerror(errno) : "short/long");
+		w_history(w);
 		return -1;
 	}
-	for (i = 0; i < expect; i++) {
+	for (i = 0; i < expect && got[i] == w->model[off + i]; i++)
+		;
+	if (i == expect)
+		return 0;
+	first = last = i;
+	for (; i < expect; i++)
 		if (got[i] != w->model[off + i]) {
-			fprintf(stderr, "scfs-check: %s: %s at %" PRIu64 " len %zu: byte %" PRIu64 " is %#x, expected %#x\n",
-				w->path, op, off, len, off + i, got[i],
-				w->model[off + i]);
-			return -1;
+			last = i;
+			bad++;
 		}
-	}
-	return 0;
+	fprintf(stderr, "scfs-check: %s: %s at %" PRIu64 " len %zu: byte %" PRIu64 " is %#x, expected %#x; %" PRIu64 " bytes differ in %" PRIu64 "..%" PRIu64 " (file size %" PRIu64 ")\n",
+		w->path, op, off, len, off + first, got[first],
+		w->model[off + first], bad + 1, off + first, off + last,
+		w->size);
+	w_history(w);
+	return -1;
 }
 
 /* Every byte of the file, in MAX_IO pieces, and one past its end. */
@@ -215,6 +241,11 @@ static int w_op(struct worker *w, uint8_t *buf)
 		if (off + len > w->max)
 			off = w->max - len;
 	}
+	w->hist[w->nhist % HIST].op = op;
+	w->hist[w->nhist % HIST].direct = direct;
+	w->hist[w->nhist % HIST].off = off;
+	w->hist[w->nhist % HIST].len = len;
+	w->nhist++;
 	switch (op) {
 	case OP_WRITE:
 		w_data(w, buf, len);
@@ -235,6 +266,8 @@ static int w_op(struct worker *w, uint8_t *buf)
 		off = rng_below(&w->seed, w->max + 1);
 		if (ftruncate(w->fd, off))
 			die("ftruncate");
+		w->hist[(w->nhist - 1) % HIST].off = off;
+		w->hist[(w->nhist - 1) % HIST].len = 0;
 		if (off > w->size)
 			memset(w->model + w->size, 0, off - w->size);
 		w->size = off;
@@ -243,6 +276,7 @@ static int w_op(struct worker *w, uint8_t *buf)
 		if (w->size + len > w->max)
 			return 0;
 		w_data(w, buf, len);
+		w->hist[(w->nhist - 1) % HIST].off = w->size;
 		if (write(w->afd, buf, len) != (ssize_t)len)
 			die("append");
 		memcpy(w->model + w->size, buf, len);
