@@ -128,8 +128,19 @@ struct dstore {
 	pthread_cond_t wb_cond;		/* a flush ended, or room was made */
 	pthread_cond_t wb_kick;		/* the flusher has work */
 	struct wb_file *wb_files;
-	struct wb_buf *wb_bufs;		/* every content held, by hash */
-	uint64_t wb_bytes;		/* held by wb_bufs */
+	/*
+	 * Every content held, by hash: open addressing on the hash's first
+	 * bytes, so a lookup (mostly of a content not held) reads a few
+	 * adjacent slots instead of a chain of buffers a page apart.
+	 */
+	struct wb_slot *wb_held;
+	size_t wb_held_cap;		/* slots: a power of two, or 0 */
+	size_t wb_held_n;
+	uint64_t wb_bytes;		/* held by wb_held */
+	/* buffers let go, reused by the next writes (wb_pool_lock) */
+	pthread_mutex_t wb_pool_lock;
+	struct wb_buf *wb_pool;
+	size_t wb_pool_n;
 	uint64_t wb_limit;
 	uint32_t wb_interval_ms;
 	uint64_t wb_seq;		/* the last write held */
@@ -411,8 +422,13 @@ struct wb_buf {
 	_Atomic uint32_t refs;	/* the table's (while held) and borrowers' */
 	uint32_t holders;	/* blocks holding it; under wb_lock */
 	const struct block_plan *first;	/* the flush building a batch */
-	UT_hash_handle hh;
+	struct wb_buf *next_free;	/* in the pool */
 	uint8_t data[];
+};
+
+struct wb_slot {
+	uint64_t key;		/* sc_hash_key64 of b's hash */
+	struct wb_buf *b;	/* NULL: free */
 };
 
 /* What a file's held writes change in its attributes. */
@@ -438,7 +454,7 @@ int wb_stop(struct dstore *ds);
  */
 bool wb_lookup(struct dstore *ds, uint64_t ino, uint64_t first, size_t n,
 	       struct wb_buf **bufs, uint8_t *held, struct wb_attr *a);
-void wb_buf_put(struct wb_buf *b);
+void wb_buf_put(struct dstore *ds, struct wb_buf *b);
 /*
  * What the write-back buffer holds of blocks first .. first + n - 1, as
  * wb_lookup gives it, in memory of its own (wb_range_put gives it back).
@@ -446,6 +462,7 @@ void wb_buf_put(struct wb_buf *b);
  * nothing written is missed between the two.
  */
 struct wb_range {
+	struct dstore *ds;
 	struct wb_attr a;
 	struct wb_buf **bufs;
 	uint8_t *held;

@@ -72,10 +72,149 @@ static uint64_t flush_due_at(const struct dstore *ds)
 	return ds->wb_limit / 2 < WB_BATCH ? ds->wb_limit / 2 : WB_BATCH;
 }
 
-void wb_buf_put(struct wb_buf *b)
+/*
+ * Buffers let go wait in the pool for the next writes, up to what the
+ * buffer may hold: a burst reuses memory already faulted in instead of
+ * growing and trimming the heap (page faults, mprotect) for every block.
+ * The flusher gives the pool back when writes have stopped for an
+ * interval (pool_drain).
+ */
+static size_t pool_max(const struct dstore *ds)
+{
+	return (size_t)(ds->wb_limit >> ds->bshift);
+}
+
+/* Frees the pool's buffers. */
+static void pool_drain(struct dstore *ds)
+{
+	struct wb_buf *b;
+
+	pthread_mutex_lock(&ds->wb_pool_lock);
+	b = ds->wb_pool;
+	ds->wb_pool = NULL;
+	ds->wb_pool_n = 0;
+	pthread_mutex_unlock(&ds->wb_pool_lock);
+	while (b) {
+		struct wb_buf *next = b->next_free;
+
+		free(b);
+		b = next;
+	}
+}
+
+static struct wb_buf *buf_get(struct dstore *ds)
+{
+	struct wb_buf *b;
+
+	pthread_mutex_lock(&ds->wb_pool_lock);
+	b = ds->wb_pool;
+	if (b) {
+		ds->wb_pool = b->next_free;
+		ds->wb_pool_n--;
+	}
+	pthread_mutex_unlock(&ds->wb_pool_lock);
+	if (!b)
+		b = malloc(sizeof(*b) + ds->bsize);
+	return b;
+}
+
+/* Back to the pool, or freed when the pool has enough. */
+static void buf_release(struct dstore *ds, struct wb_buf *b)
+{
+	pthread_mutex_lock(&ds->wb_pool_lock);
+	if (ds->wb_pool_n < pool_max(ds)) {
+		b->next_free = ds->wb_pool;
+		ds->wb_pool = b;
+		ds->wb_pool_n++;
+		b = NULL;
+	}
+	pthread_mutex_unlock(&ds->wb_pool_lock);
+	free(b);
+}
+
+void wb_buf_put(struct dstore *ds, struct wb_buf *b)
 {
 	if (b && atomic_fetch_sub(&b->refs, 1) == 1)
-		free(b);
+		buf_release(ds, b);
+}
+
+/* The slot holding content h, or the free slot ending its probe run. */
+static struct wb_slot *held_slot(const struct dstore *ds,
+				 const struct sc_hash *h)
+{
+	uint64_t key = sc_hash_key64(h);
+	size_t i = key & (ds->wb_held_cap - 1);
+
+	for (;; i = (i + 1) & (ds->wb_held_cap - 1)) {
+		struct wb_slot *s = &ds->wb_held[i];
+
+		if (!s->b || (s->key == key && sc_hash_eq(&s->b->h, h)))
+			return s;
+	}
+}
+
+/* The held buffer of content h, or NULL; wb_lock held. */
+static struct wb_buf *held_find(const struct dstore *ds,
+				const struct sc_hash *h)
+{
+	return ds->wb_held_cap ? held_slot(ds, h)->b : NULL;
+}
+
+/* Room for one more content at most half full: probe runs stay short. */
+static int held_reserve(struct dstore *ds)
+{
+	size_t cap = ds->wb_held_cap ? 2 * ds->wb_held_cap : 1024;
+	struct wb_slot *old = ds->wb_held, *t;
+	size_t old_cap = ds->wb_held_cap;
+
+	if (2 * (ds->wb_held_n + 1) <= ds->wb_held_cap)
+		return 0;
+	t = calloc(cap, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	ds->wb_held = t;
+	ds->wb_held_cap = cap;
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i].b)
+			*held_slot(ds, &old[i].b->h) = old[i];
+	free(old);
+	return 0;
+}
+
+/* Content b (not held yet) is held from now on; room reserved. */
+static void held_add(struct dstore *ds, struct wb_buf *b)
+{
+	struct wb_slot *s = held_slot(ds, &b->h);
+
+	s->key = sc_hash_key64(&b->h);
+	s->b = b;
+	ds->wb_held_n++;
+	ds->wb_bytes += ds->bsize;
+}
+
+/*
+ * Content b is no longer held: its slot is emptied and the probe run
+ * after it closed up (the entries that would have stopped at the gap
+ * move into it), so no lookup stops early.
+ */
+static void held_del(struct dstore *ds, struct wb_buf *b)
+{
+	size_t mask = ds->wb_held_cap - 1;
+	size_t gap = (size_t)(held_slot(ds, &b->h) - ds->wb_held);
+
+	for (size_t i = (gap + 1) & mask; ds->wb_held[i].b;
+	     i = (i + 1) & mask) {
+		size_t home = ds->wb_held[i].key & mask;
+
+		/* may it move back to gap: is gap within [home, i]? */
+		if (((i - home) & mask) >= ((i - gap) & mask)) {
+			ds->wb_held[gap] = ds->wb_held[i];
+			gap = i;
+		}
+	}
+	ds->wb_held[gap].b = NULL;
+	ds->wb_held_n--;
+	ds->wb_bytes -= ds->bsize;
 }
 
 /* One block less holds b: the last one lets it go. */
@@ -83,9 +222,8 @@ static void holder_drop_locked(struct dstore *ds, struct wb_buf *b)
 {
 	if (!b || --b->holders > 0)
 		return;
-	HASH_DEL(ds->wb_bufs, b);
-	ds->wb_bytes -= ds->bsize;
-	wb_buf_put(b);
+	held_del(ds, b);
+	wb_buf_put(ds, b);
 }
 
 static void attr_of(const struct wb_file *f, struct wb_attr *a)
@@ -161,6 +299,7 @@ bool wb_lookup(struct dstore *ds, uint64_t ino, uint64_t first, size_t n,
 int wb_range_get(struct dstore *ds, uint64_t ino, uint64_t first, size_t n,
 		 struct wb_range *hr)
 {
+	hr->ds = ds;
 	hr->n = n;
 	hr->bufs = malloc((n ? n : 1) * (sizeof(*hr->bufs) + 1));
 	if (!hr->bufs)
@@ -174,7 +313,7 @@ void wb_range_put(struct wb_range *hr)
 {
 	for (size_t i = 0; hr->a.held && i < hr->n; i++)
 		if (hr->held[i])
-			wb_buf_put(hr->bufs[i]);
+			wb_buf_put(hr->ds, hr->bufs[i]);
 	free(hr->bufs);
 }
 
@@ -188,7 +327,7 @@ int wb_read_content(struct dstore *ds, const struct sc_hash *h, void *buf)
 	struct wb_buf *b;
 
 	pthread_mutex_lock(&ds->wb_lock);
-	HASH_FIND(hh, ds->wb_bufs, h, sizeof(*h), b);
+	b = held_find(ds, h);
 	if (b)
 		memcpy(buf, b->data, ds->bsize);
 	pthread_mutex_unlock(&ds->wb_lock);
@@ -202,11 +341,11 @@ static int flb_cmp(const void *a, const void *b)
 	return x->lbn < y->lbn ? -1 : x->lbn > y->lbn;
 }
 
-static void flush_free(struct flush_file *ff, size_t n)
+static void flush_free(struct dstore *ds, struct flush_file *ff, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		for (size_t j = 0; ff[i].b && j < ff[i].in.n; j++)
-			wb_buf_put(ff[i].b[j].buf);
+			wb_buf_put(ds, ff[i].b[j].buf);
 		free(ff[i].b);
 		free(ff[i].in.plan);
 	}
@@ -353,7 +492,7 @@ static int flush_locked(struct dstore *ds)
 					    strerror(-irc));
 			flush_done_locked(ds, &ff[i]);
 		}
-		flush_free(ff, n);
+		flush_free(ds, ff, n);
 		if (!rc && !again)
 			ds->wb_flushed = upto;
 	} while (!rc && again);
@@ -393,7 +532,11 @@ static int room_locked(struct dstore *ds, uint64_t need)
 	return rc;
 }
 
-/* Copies of the blocks' new contents, made before taking the lock. */
+/*
+ * Copies of the blocks' new contents, made before taking the lock (in
+ * buffers from the pool: a copy of a content held already goes back
+ * there).
+ */
 static int bufs_make(struct dstore *ds, const struct block_plan *p, size_t n,
 		     struct wb_buf **nb, uint64_t *need)
 {
@@ -402,12 +545,13 @@ static int bufs_make(struct dstore *ds, const struct block_plan *p, size_t n,
 		nb[i] = NULL;
 		if (p[i].kind == PLAN_SILENT || p[i].kind == PLAN_HOLE)
 			continue;
-		nb[i] = malloc(sizeof(*nb[i]) + ds->bsize);
+		nb[i] = buf_get(ds);
 		if (!nb[i])
 			return -ENOMEM;
-		memset(nb[i], 0, sizeof(*nb[i]));
 		nb[i]->h = p[i].h;
 		atomic_init(&nb[i]->refs, 1);
+		nb[i]->holders = 0;
+		nb[i]->first = NULL;
 		memcpy(nb[i]->data, p[i].data, ds->bsize);
 		*need += ds->bsize;
 	}
@@ -474,12 +618,14 @@ int wb_hold(struct dstore *ds, uint64_t ino, const struct block_plan *p,
 			continue;
 		if (nb[i]) {
 			/* a content held already is shared */
-			HASH_FIND(hh, ds->wb_bufs, &p[i].h, sizeof(p[i].h), b);
+			b = held_find(ds, &p[i].h);
 			if (!b) {
+				rc = held_reserve(ds);
+				if (rc)
+					break;
 				b = nb[i];
 				nb[i] = NULL;
-				HASH_ADD(hh, ds->wb_bufs, h, sizeof(b->h), b);
-				ds->wb_bytes += ds->bsize;
+				held_add(ds, b);
 			}
 			b->holders++;
 		}
@@ -502,7 +648,8 @@ int wb_hold(struct dstore *ds, uint64_t ino, const struct block_plan *p,
 	if (a)
 		wb_attr_apply(&wa, a);
 	for (size_t i = 0; nb && i < n; i++)
-		free(nb[i]);
+		if (nb[i])
+			buf_release(ds, nb[i]);
 	free(nb);
 	return rc;
 }
@@ -511,6 +658,7 @@ static void *flusher_main(void *arg)
 {
 	struct dstore *ds = arg;
 	struct timespec until;
+	uint64_t seq_before;
 	int rc;
 
 	pthread_mutex_lock(&ds->wb_lock);
@@ -520,14 +668,20 @@ static void *flusher_main(void *arg)
 			pthread_cond_wait(&ds->wb_cond, &ds->wb_lock);
 			continue;
 		}
+		seq_before = ds->wb_seq;
 		if (ds->wb_bytes < flush_due_at(ds)) {
 			dstore_deadline(&until, ds->wb_interval_ms);
 			pthread_cond_timedwait(&ds->wb_kick, &ds->wb_lock,
 					       &until);
 		}
-		if (ds->wb_stop || ds->wb_flushing ||
-		    ds->wb_flushed == ds->wb_seq)
+		if (ds->wb_stop || ds->wb_flushing)
 			continue;
+		if (ds->wb_flushed == ds->wb_seq) {
+			/* no write for an interval: the memory goes back */
+			if (ds->wb_seq == seq_before)
+				pool_drain(ds);
+			continue;
+		}
 		rc = flush_locked(ds);
 		if (rc) {
 			dstore_logf(ds, DSTORE_LOG_ERROR,
@@ -553,6 +707,8 @@ int wb_init(struct dstore *ds, uint64_t limit, uint32_t interval_ms)
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	rc = pthread_mutex_init(&ds->wb_lock, NULL);
+	if (!rc)
+		rc = pthread_mutex_init(&ds->wb_pool_lock, NULL);
 	if (!rc)
 		rc = pthread_cond_init(&ds->wb_cond, NULL);
 	if (!rc)
@@ -602,7 +758,10 @@ void wb_fini(struct dstore *ds)
 		dstore_logf(ds, DSTORE_LOG_ERROR,
 			    "%llu blocks written were never indexed (their flush failed): lost",
 			    (unsigned long long)lost);
+	free(ds->wb_held);
+	pool_drain(ds);
 	pthread_cond_destroy(&ds->wb_kick);
 	pthread_cond_destroy(&ds->wb_cond);
+	pthread_mutex_destroy(&ds->wb_pool_lock);
 	pthread_mutex_destroy(&ds->wb_lock);
 }

@@ -845,6 +845,71 @@ static void test_write_blocks(void **state)
 	fsck_clean(f);
 }
 
+/*
+ * The write-back buffer's table of contents held, through many adds and
+ * removals (more contents than its first size, so it grows): a content
+ * held by a block, or by a block of another file, is found by its hash
+ * (dstore_read_content), one no block holds any more is not (nothing is
+ * flushed meanwhile, so none is stored), and everything reads back as
+ * written once indexed.
+ */
+#define HELD_N 3000
+
+static void held_hash(struct fixture *f, uint64_t seed, uint8_t *b,
+		      struct sc_hash *h)
+{
+	fill(b, BS, seed);
+	assert_int_equal(sc_hasher_digest(dstore_hasher(f->ds), b, BS, h), 0);
+}
+
+static void test_writeback_contents(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t a, c;
+	uint8_t b[BS], got[BS];
+	struct sc_hash h;
+
+	f->p.writeback_interval_ms = 3600000;	/* no flush but the test's */
+	store_reopen(f);
+	a = mkfile(f, DSTORE_ROOT_INO, "a");
+	c = mkfile(f, DSTORE_ROOT_INO, "c");
+	for (uint64_t i = 0; i < HELD_N; i++) {
+		fill(b, BS, 1000 + i);
+		put(f, a, i * BS, b, BS);
+		if (i < HELD_N / 4)
+			put(f, c, i * BS, b, BS);
+	}
+	/* the even blocks of a get new contents: the old ones go */
+	for (uint64_t i = 0; i < HELD_N; i += 2) {
+		fill(b, BS, 100000 + i);
+		put(f, a, i * BS, b, BS);
+	}
+	for (uint64_t i = 0; i < HELD_N; i++) {
+		bool gone = i % 2 == 0 && i >= HELD_N / 4;
+
+		held_hash(f, 1000 + i, b, &h);
+		assert_int_equal(dstore_read_content(f->ds, &h, got),
+				 gone ? -ENOENT : 0);
+		if (!gone)
+			assert_memory_equal(got, b, BS);
+		if (i % 2 == 0) {
+			held_hash(f, 100000 + i, b, &h);
+			assert_int_equal(dstore_read_content(f->ds, &h, got), 0);
+			assert_memory_equal(got, b, BS);
+		}
+	}
+	assert_int_equal(dstore_sync(f->ds), 0);
+	for (uint64_t i = 0; i < HELD_N; i++) {
+		fill(b, BS, (i % 2 ? 1000 : 100000) + i);
+		expect(f, a, i * BS, b, BS);
+		if (i < HELD_N / 4) {
+			fill(b, BS, 1000 + i);
+			expect(f, c, i * BS, b, BS);
+		}
+	}
+	fsck_clean(f);
+}
+
 struct nfs_writer {
 	struct fixture *f;
 	uint64_t ino;
@@ -916,6 +981,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fsck_repair, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_writers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_writeback_full, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_writeback_contents, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_blocks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_blocks_exclusive, setup, teardown),
 	};
