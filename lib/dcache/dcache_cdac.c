@@ -58,22 +58,21 @@ static uint32_t popcount16(uint32_t x)
 /* BHI and RCE on address m at the LRU end: its event, a keep or a delete. */
 static uint32_t cdac_judge(struct dsplit *s, uint32_t m, uint32_t parts)
 {
-	uint32_t d, r;
+	uint32_t r, ref;
 
 	if (parts > 1 && !s->mflag[m] &&
 	    popcount16(s->mbits[m]) * 100 >= s->bhi_pct * parts) {
 		s->mflag[m] = 1;
 		return CDAC_BHI_KEEP;
 	}
-	d = dsplit_dfind(s, s->mcont[m]);
-	r = d == SC_NIL ? 0 : s->dref[d];
+	r = s->dref[s->mcdac[m].d];
+	ref = s->mcdac[m].ref;
 	if (r <= 1)
 		return CDAC_RCE_SINGLE;
-	if (s->mref[m] &&
-	    (uint64_t)(s->mref[m] - (r < s->mref[m] ? r : s->mref[m])) *
-	    100 > (uint64_t)s->rce_pct * s->mref[m])
+	if (ref && (uint64_t)(ref - (r < ref ? r : ref)) * 100 >
+		   (uint64_t)s->rce_pct * ref)
 		return CDAC_RCE_DECLINED;
-	s->mref[m] = r;
+	s->mcdac[m].ref = r;
 	return CDAC_RCE_KEEP;
 }
 
@@ -149,6 +148,7 @@ const struct sc_dcache_ops sc_dcache_cdac_lru = {
 	.destroy = dsplit_destroy,
 	.access = dsplit_access,
 	.holds = dsplit_holds,
+	.prefetch = dsplit_prefetch,
 	.bytes = dsplit_bytes,
 	.blocks = dsplit_blocks,
 	.events = cdac_events,
@@ -161,6 +161,7 @@ const struct sc_dcache_ops sc_dcache_cdac_arc = {
 	.destroy = dsplit_destroy,
 	.access = dsplit_access,
 	.holds = dsplit_holds,
+	.prefetch = dsplit_prefetch,
 	.bytes = dsplit_bytes,
 	.blocks = dsplit_blocks,
 	.events = cdac_events,

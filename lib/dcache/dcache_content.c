@@ -119,6 +119,21 @@ static void ccont_access(struct sc_dcache *c, const struct sc_dc_req *r,
 	res->admitted = true;
 }
 
+static void ccont_prefetch(const struct sc_dcache *c,
+			   const struct sc_dc_req *r, bool far)
+{
+	const struct ccont *cc = c->priv;
+	uint32_t i;
+
+	if (far) {
+		sc_itab_prefetch(&cc->tab, r->content);
+		return;
+	}
+	i = sc_itab_first(&cc->tab, r->content);
+	if (i != SC_NIL)
+		sc_prefetch(&cc->key[i]);
+}
+
 static bool ccont_holds(const struct sc_dcache *c, uint64_t content)
 {
 	return ccont_find(c->priv, content) != SC_NIL;
@@ -145,6 +160,7 @@ const struct sc_dcache_ops sc_dcache_content = {
 	.destroy = ccont_destroy,
 	.access = ccont_access,
 	.holds = ccont_holds,
+	.prefetch = ccont_prefetch,
 	.bytes = ccont_bytes,
 	.blocks = ccont_blocks,
 };

@@ -50,6 +50,7 @@ const struct sc_dcache_ops sc_dcache_dlru = {
 	.destroy = dsplit_destroy,
 	.access = dsplit_access,
 	.holds = dsplit_holds,
+	.prefetch = dsplit_prefetch,
 	.bytes = dsplit_bytes,
 	.blocks = dsplit_blocks,
 };
@@ -61,6 +62,7 @@ const struct sc_dcache_ops sc_dcache_darc = {
 	.destroy = dsplit_destroy,
 	.access = dsplit_access,
 	.holds = dsplit_holds,
+	.prefetch = dsplit_prefetch,
 	.bytes = dsplit_bytes,
 	.blocks = dsplit_blocks,
 };

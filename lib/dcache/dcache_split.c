@@ -27,7 +27,7 @@ static void dsplit_free(struct dsplit *s)
 	sc_free(s->mcont);
 	sc_free(s->dkey);
 	sc_free(s->dref);
-	sc_free(s->mref);
+	sc_free(s->mcdac);
 	sc_free(s->mbits);
 	sc_free(s->mflag);
 	sc_free(s);
@@ -47,20 +47,22 @@ int dsplit_init(struct sc_dcache *c, const char *mpolicy, const char *dpolicy)
 		s->mcap = s->dcap <= SC_NIL / 4 ? 4 * s->dcap : SC_NIL - 1;
 	s->cdac = !dpolicy;
 	s->maddr = sc_calloc(s->mcap, sizeof(*s->maddr));
-	s->mcont = sc_calloc(s->mcap, sizeof(*s->mcont));
 	s->dkey = sc_calloc(s->dcap, sizeof(*s->dkey));
-	if (!s->maddr || !s->mcont || !s->dkey ||
+	if (!s->maddr || !s->dkey ||
 	    sc_itab_init(&s->mtab, s->mcap) || sc_itab_init(&s->dtab, s->dcap))
 		goto fail;
 	if (s->cdac) {
 		s->dref = sc_calloc(s->dcap, sizeof(*s->dref));
-		s->mref = sc_calloc(s->mcap, sizeof(*s->mref));
+		s->mcdac = sc_calloc(s->mcap, sizeof(*s->mcdac));
 		s->mbits = sc_calloc(s->mcap, sizeof(*s->mbits));
 		s->mflag = sc_calloc(s->mcap, 1);
-		if (!s->dref || !s->mref || !s->mbits || !s->mflag ||
+		if (!s->dref || !s->mcdac || !s->mbits || !s->mflag ||
 		    sc_lru_init(&s->zero, s->dcap))
 			goto fail;
 	} else {
+		s->mcont = sc_calloc(s->mcap, sizeof(*s->mcont));
+		if (!s->mcont)
+			goto fail;
 		err = sc_policy_create(&s->dpol, dpolicy, s->dcap, NULL);
 		if (err)
 			goto fail;
@@ -92,7 +94,7 @@ static uint32_t dsplit_mfind(const struct dsplit *s, uint64_t addr)
 	return sc_itab_find(&s->mtab, s->maddr, addr);
 }
 
-uint32_t dsplit_dfind(const struct dsplit *s, uint64_t key)
+static uint32_t dsplit_dfind(const struct dsplit *s, uint64_t key)
 {
 	return sc_itab_find(&s->dtab, s->dkey, key);
 }
@@ -115,10 +117,8 @@ static void dref_dec(struct dsplit *s, uint32_t d)
 
 void dsplit_meta_delete(struct dsplit *s, uint32_t m)
 {
-	uint32_t d = s->cdac ? dsplit_dfind(s, s->mcont[m]) : SC_NIL;
-
-	if (d != SC_NIL)
-		dref_dec(s, d);
+	if (s->cdac)
+		dref_dec(s, s->mcdac[m].d);
 	s->mpol.ops->remove(&s->mpol, m);
 	sc_itab_del(&s->mtab, s->maddr[m], m);
 	sc_itab_free_push(&s->mtab, &s->mfree, m);
@@ -179,8 +179,15 @@ static void dsplit_meta_touch(struct dsplit *s, uint32_t m, uint32_t parts)
 	if (s->cdac) {
 		s->mbits[m] |= (uint16_t)parts;
 		s->mflag[m] = 0;
-		s->mref[m] = 0;
+		s->mcdac[m].ref = 0;
 	}
+}
+
+/* Does metadata entry m name the content of data slot d (key content)? */
+static bool dsplit_names(const struct dsplit *s, uint32_t m, uint64_t content,
+			 uint32_t d)
+{
+	return s->cdac ? s->mcdac[m].d == d : s->mcont[m] == content;
 }
 
 /* Make addr (in metadata entry m, or SC_NIL) name content (in data slot d). */
@@ -190,14 +197,15 @@ static void dsplit_map(struct dsplit *s, uint32_t m, uint64_t addr,
 	uint32_t old;
 
 	if (m != SC_NIL) {
-		if (s->mcont[m] != content && s->cdac) {
-			old = dsplit_dfind(s, s->mcont[m]);
+		if (!s->cdac) {
+			s->mcont[m] = content;
+		} else if (s->mcdac[m].d != d) {
+			old = s->mcdac[m].d;
 			/* Before the decrement: d must not become free. */
 			dref_inc(s, d);
-			if (old != SC_NIL)
-				dref_dec(s, old);
+			dref_dec(s, old);
+			s->mcdac[m].d = d;
 		}
-		s->mcont[m] = content;
 		dsplit_meta_touch(s, m, parts);
 		return;
 	}
@@ -212,14 +220,16 @@ static void dsplit_map(struct dsplit *s, uint32_t m, uint64_t addr,
 	}
 	m = sc_itab_free_pop(&s->mtab, &s->mfree);
 	s->maddr[m] = addr;
-	s->mcont[m] = content;
 	sc_itab_add(&s->mtab, addr, m);
 	s->mpol.ops->insert(&s->mpol, m);
 	s->mused++;
 	if (s->cdac) {
+		s->mcdac[m].d = d;
+		s->mcdac[m].ref = 0;
 		s->mbits[m] = (uint16_t)parts;
 		s->mflag[m] = 0;
-		s->mref[m] = 0;
+	} else {
+		s->mcont[m] = content;
 	}
 }
 
@@ -232,7 +242,7 @@ void dsplit_access(struct sc_dcache *c, const struct sc_dc_req *r,
 	uint32_t m = dsplit_mfind(s, r->addr);
 	uint32_t d = dsplit_dfind(s, r->content);
 
-	if (d != SC_NIL && m != SC_NIL && s->mcont[m] == r->content) {
+	if (d != SC_NIL && m != SC_NIL && dsplit_names(s, m, r->content, d)) {
 		res->kind = r->op == SC_DC_WRITE ? SC_DC_SILENT : SC_DC_HIT;
 		dsplit_meta_touch(s, m, parts);
 		if (!s->cdac)
@@ -253,6 +263,25 @@ void dsplit_access(struct sc_dcache *c, const struct sc_dc_req *r,
 	dsplit_map(s, m, r->addr, r->content, d, parts);
 }
 
+void dsplit_prefetch(const struct sc_dcache *c, const struct sc_dc_req *r,
+		     bool far)
+{
+	const struct dsplit *s = c->priv;
+	uint32_t m, d;
+
+	if (far) {
+		sc_itab_prefetch(&s->mtab, r->addr);
+		sc_itab_prefetch(&s->dtab, r->content);
+		return;
+	}
+	m = sc_itab_first(&s->mtab, r->addr);
+	d = sc_itab_first(&s->dtab, r->content);
+	if (m != SC_NIL)
+		sc_prefetch(&s->maddr[m]);
+	if (d != SC_NIL)
+		sc_prefetch(&s->dkey[d]);
+}
+
 bool dsplit_holds(const struct sc_dcache *c, uint64_t content)
 {
 	return dsplit_dfind(c->priv, content) != SC_NIL;
@@ -261,15 +290,15 @@ bool dsplit_holds(const struct sc_dcache *c, uint64_t content)
 size_t dsplit_bytes(const struct sc_dcache *c)
 {
 	const struct dsplit *s = c->priv;
-	size_t b = sizeof(*s) + (size_t)s->mcap * 16 + (size_t)s->dcap * 8 +
+	size_t b = sizeof(*s) + (size_t)s->mcap * 8 + (size_t)s->dcap * 8 +
 		   sc_itab_bytes(&s->mtab) + sc_itab_bytes(&s->dtab) +
 		   s->mpol.ops->bytes(&s->mpol);
 
 	if (s->cdac)
 		b += (size_t)s->dcap * (4 + sizeof(struct sc_lru_link)) +
-		     (size_t)s->mcap * 7;
+		     (size_t)s->mcap * (sizeof(struct cdac_meta) + 3);
 	else
-		b += s->dpol.ops->bytes(&s->dpol);
+		b += (size_t)s->mcap * 8 + s->dpol.ops->bytes(&s->dpol);
 	return b;
 }
 

@@ -22,9 +22,20 @@
 #include "seacache/lru.h"
 #include "seacache/policy.h"
 
+/*
+ * CDAC: a metadata entry's block by its data slot (held there while the
+ * entry refers to it: the data cache evicts only blocks of count 0) and
+ * its RCE count, side by side: what judging a candidate reads, in one
+ * line, with no content lookup.
+ */
+struct cdac_meta {
+	uint32_t d;
+	uint32_t ref;		/* RCE: count when given a cycle, 0: none */
+};
+
 struct dsplit {
 	struct sc_dcache *c;
-	/* Metadata cache: address -> content. */
+	/* Metadata cache: address -> content (CDAC: mcdac[].d instead). */
 	uint32_t mcap, mused, mfree;
 	uint64_t *maddr;
 	uint64_t *mcont;
@@ -39,7 +50,7 @@ struct dsplit {
 	bool cdac;
 	uint32_t *dref;		/* addresses referring to each block */
 	struct sc_lru zero;	/* blocks with dref 0, oldest first */
-	uint32_t *mref;		/* RCE: count when given a cycle, 0: none */
+	struct cdac_meta *mcdac;
 	uint16_t *mbits;	/* BHI: parts touched since it was cached */
 	uint8_t *mflag;		/* BHI: kept for its bitmap, not used since */
 	uint32_t rce_pct, bhi_pct;
@@ -51,6 +62,8 @@ void dsplit_destroy(struct sc_dcache *c);
 void dsplit_access(struct sc_dcache *c, const struct sc_dc_req *r,
 		   struct sc_dc_res *res);
 bool dsplit_holds(const struct sc_dcache *c, uint64_t content);
+void dsplit_prefetch(const struct sc_dcache *c, const struct sc_dc_req *r,
+		     bool far);
 size_t dsplit_bytes(const struct sc_dcache *c);
 uint64_t dsplit_blocks(const struct sc_dcache *c);
 
@@ -58,6 +71,5 @@ uint64_t dsplit_blocks(const struct sc_dcache *c);
 void cdac_delete_one(struct dsplit *s);
 /* Remove metadata entry m (its block's count drops; CDAC frees at 0). */
 void dsplit_meta_delete(struct dsplit *s, uint32_t m);
-uint32_t dsplit_dfind(const struct dsplit *s, uint64_t key);
 
 #endif /* SEACACHE_DCACHE_SPLIT_H */

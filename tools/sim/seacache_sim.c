@@ -467,6 +467,32 @@ static void read_error(const struct opts *o, struct sim_trace *t, int rc,
 }
 
 /*
+ * Requests looked ahead (binary traces): each is told to the simulator
+ * when it is AHEAD requests away and again at AHEAD / 2 (sim_prefetch).
+ */
+#define AHEAD 64
+
+struct lookahead {
+	struct sim_req req[AHEAD];
+	uint64_t got;		/* requests taken from the ahead cursor */
+};
+
+/* Before request n (from 0) is fed. */
+static void look_ahead(struct sim_trace *t, struct sim *s,
+		       struct lookahead *la, uint64_t n)
+{
+	struct sim_req *r;
+
+	while (la->got <= n + AHEAD &&
+	       sim_trace_ahead(t, r = &la->req[la->got % AHEAD]) == 1) {
+		sim_prefetch(s, r, true);
+		la->got++;
+	}
+	if (la->got > n + AHEAD / 2)
+		sim_prefetch(s, &la->req[(n + AHEAD / 2) % AHEAD], false);
+}
+
+/*
  * Replay the whole trace into s (system mode: after the preload pass);
  * the reader's memory joins the result's.
  */
@@ -476,6 +502,7 @@ static void replay(const struct opts *o, struct sim *s, uint32_t bs,
 {
 	struct sim_trace *t = open_trace(o, bs);
 	const struct sim_trace_stats *st;
+	struct lookahead la = { .got = 1 };
 	struct sim_req req;
 	double t0 = now_s(), last = t0, now;
 	uint64_t n = 0;
@@ -490,8 +517,10 @@ static void replay(const struct opts *o, struct sim *s, uint32_t bs,
 		t = open_trace(o, bs);
 	}
 	while ((rc = sim_trace_next(t, &req)) == 1) {
+		if (!preload)
+			look_ahead(t, s, &la, n);
 		sim_feed(s, &req);
-		if (o->quiet || (++n & 0xffff))
+		if (++n & 0xffff || o->quiet)
 			continue;
 		now = now_s();
 		if (now - last < 1.0)

@@ -750,19 +750,22 @@ static bool fast_access(struct sim *s, uint32_t a, bool write)
 	return false;
 }
 
-static void cache_block(struct sim *s, uint8_t op, uint32_t a, uint32_t c)
+/* Cache mode: the content key of address a holding content c. */
+static uint64_t cache_key(const struct sim *s, uint32_t a, uint32_t c)
 {
-	uint64_t k = ckey(c);
-	struct sc_dc_res res;
-
 	/*
 	 * The organisations that ignore addresses (plain content caches,
 	 * ACQ, LRUCA) are the papers' address caches here: one entry per
 	 * (address, content), no deduplication (CDAC's LRU and ARC).
 	 */
-	if (s->addr_cache)
-		k = pair_key(a, c);
-	res = cache_access(&s->one, op, sc_mix64(a), k, s->cshare[c]);
+	return s->addr_cache ? pair_key(a, c) : ckey(c);
+}
+
+static void cache_block(struct sim *s, uint8_t op, uint32_t a, uint32_t c)
+{
+	struct sc_dc_res res = cache_access(&s->one, op, sc_mix64(a),
+					    cache_key(s, a, c), s->cshare[c]);
+
 	if (op == SC_DC_WRITE) {
 		s->r.write_blocks++;
 		if (res.kind != SC_DC_MISS)
@@ -1184,6 +1187,27 @@ bool sim_feed(struct sim *s, const struct sim_req *r)
 		s->r.reads++;
 	cache_request(s, r);
 	return true;
+}
+
+void sim_prefetch(struct sim *s, const struct sim_req *r, bool far)
+{
+	struct sc_dc_req q = { .op = SC_DC_READ };
+	uint32_t i, a, c;
+
+	if (s->system || !s->one.ops || !s->one.ops->prefetch || !r->content ||
+	    (s->p.vms && r->vm >= s->p.vms))
+		return;
+	for (i = 0; i < r->nblocks; i++) {
+		a = r->addr[i];
+		c = r->content[i];
+		if (far && a < s->acap && c < s->ccap) {
+			sc_prefetch(&s->acont[a]);
+			sc_prefetch(&s->cshare[c]);
+		}
+		q.addr = sc_mix64(a);
+		q.content = cache_key(s, a, c);
+		s->one.ops->prefetch(&s->one, &q, far);
+	}
 }
 
 static uint64_t fast_bytes(const struct sim *s)

@@ -97,6 +97,11 @@ void sim_preload_done(struct sim *s);
  * request's effects may show only at a later call or at sim_finish().
  */
 bool sim_feed(struct sim *s, const struct sim_req *r);
+/*
+ * A hint: r will be fed soon (cache mode).  Told twice, far ahead and
+ * again nearer (far false), it brings in what feeding r looks up first.
+ */
+void sim_prefetch(struct sim *s, const struct sim_req *r, bool far);
 /* The rest of the requests, then the results; extra_bytes: reader memory. */
 void sim_finish(struct sim *s, uint64_t extra_bytes, struct sim_result *out);
 void sim_free(struct sim *s);

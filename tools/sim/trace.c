@@ -546,6 +546,11 @@ size_t sim_trace_id_bytes(const struct sim_trace *t)
 	return b;
 }
 
+int sim_trace_ahead(struct sim_trace *t, struct sim_req *req)
+{
+	return t->map ? sim_bin_ahead(t, req) : 0;
+}
+
 int sim_trace_next(struct sim_trace *t, struct sim_req *req)
 {
 	char *line, *end;

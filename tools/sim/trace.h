@@ -85,6 +85,13 @@ struct sim_trace *sim_trace_open(const char *path, const char *format,
 /* 1: *req filled; 0: end of trace; -1: I/O or decompression error (message
  * from sim_trace_error()).  Malformed lines never return -1. */
 int sim_trace_next(struct sim_trace *t, struct sim_req *req);
+/*
+ * A binary trace's requests after those read, one a call, from a cursor of
+ * its own that reads nothing (for a simulator that prefetches what they
+ * will touch): 1, or 0 at the end, on a truncated record and always from
+ * a text trace.  Its ids stay valid until sim_trace_close().
+ */
+int sim_trace_ahead(struct sim_trace *t, struct sim_req *req);
 const struct sim_trace_stats *sim_trace_stats(const struct sim_trace *t);
 const char *sim_trace_error(const struct sim_trace *t);
 /* Name of the format read ("fiu", "msr", ...), after detection. */

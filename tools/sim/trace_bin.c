@@ -60,16 +60,18 @@ void sim_bin_close(struct sim_trace *t)
 		munmap((void *)t->map, t->map_len);
 }
 
-int sim_bin_next(struct sim_trace *t, struct sim_req *req)
+/* The record at *pos into req, *pos moved past it: 1, 0 at the end, -1 cut. */
+static int bin_record(const struct sim_trace *t, size_t *pos,
+		      struct sim_req *req)
 {
-	const uint8_t *p = t->map + t->map_pos;
-	size_t left = t->map_len - t->map_pos, need;
+	const uint8_t *p = t->map + *pos;
+	size_t left = t->map_len - *pos, need;
 	uint32_t nb;
 
 	if (!left)
 		return 0;
 	if (left < 16)
-		goto truncated;
+		return -1;
 	memcpy(&req->ts_ns, p, 8);
 	memcpy(&req->vm, p + 8, 4);
 	memcpy(&nb, p + 12, 4);
@@ -77,7 +79,7 @@ int sim_bin_next(struct sim_trace *t, struct sim_req *req)
 	nb &= ~SIM_BIN_WRITE;
 	need = 16 + (size_t)nb * 4 * (1 + (t->bin_flags & 1));
 	if (!nb || left < need)
-		goto truncated;
+		return -1;
 	req->file = 0;
 	req->lbn = 0;
 	req->nblocks = nb;
@@ -86,15 +88,31 @@ int sim_bin_next(struct sim_trace *t, struct sim_req *req)
 	/* Records start 4-byte aligned: the header is 64 bytes, ids 4. */
 	req->addr = (const uint32_t *)(const void *)(p + 16);
 	req->content = t->bin_flags & 1 ? req->addr + nb : NULL;
-	t->map_pos += need;
+	*pos += need;
+	return 1;
+}
+
+int sim_bin_next(struct sim_trace *t, struct sim_req *req)
+{
+	int rc = bin_record(t, &t->map_pos, req);
+
+	if (rc < 0)
+		snprintf(t->err, sizeof(t->err),
+			 "%s: binary trace truncated at byte %zu", t->path,
+			 t->map_pos);
+	if (rc <= 0)
+		return rc;
 	t->st.in_bytes = t->map_pos;
 	t->st.lines++;
 	t->st.requests++;
 	return 1;
-truncated:
-	snprintf(t->err, sizeof(t->err), "%s: binary trace truncated at byte %zu",
-		 t->path, t->map_pos);
-	return -1;
+}
+
+int sim_bin_ahead(struct sim_trace *t, struct sim_req *req)
+{
+	if (t->ahead_pos < t->map_pos)
+		t->ahead_pos = t->map_pos;
+	return bin_record(t, &t->ahead_pos, req) == 1;
 }
 
 int sim_trace_convert(const char *in, const char *format, uint32_t block_size,

@@ -110,6 +110,7 @@ struct sim_trace {
 	/* A binary trace, mapped whole; NULL for text. */
 	const uint8_t *map;
 	size_t map_len, map_pos;
+	size_t ahead_pos;	/* sim_trace_ahead()'s cursor */
 	uint32_t bin_flags, bin_addrs, bin_contents;
 	struct sim_unitmap units;
 	uint64_t ts0;
@@ -128,6 +129,7 @@ enum sim_line sim_bad(struct sim_trace *t, const char *fmt, ...)
 /* The binary trace (trace_bin.c): map it, its next request, unmap. */
 bool sim_bin_open(struct sim_trace *t, uint64_t size);
 int sim_bin_next(struct sim_trace *t, struct sim_req *req);
+int sim_bin_ahead(struct sim_trace *t, struct sim_req *req);
 void sim_bin_close(struct sim_trace *t);
 
 /* Dense id for key; UINT32_MAX when out of memory. */

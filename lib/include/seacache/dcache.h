@@ -89,6 +89,13 @@ struct sc_dcache_ops {
 	bool (*holds)(const struct sc_dcache *c, uint64_t content);
 	/* Optional: the other level now holds (or no longer holds) content. */
 	void (*peer)(struct sc_dcache *c, uint64_t content, bool held);
+	/*
+	 * Optional, a hint: r will come soon.  Asked twice, far ahead
+	 * (far true) and again nearer: bring in the index lines its lookups
+	 * start with, then the first entries they name.
+	 */
+	void (*prefetch)(const struct sc_dcache *c, const struct sc_dc_req *r,
+			 bool far);
 	size_t (*bytes)(const struct sc_dcache *c);	/* metadata held */
 	uint64_t (*blocks)(const struct sc_dcache *c);	/* data blocks held */
 	/* Names of st.events[] (and res.event values), NULL-terminated. */

@@ -46,6 +46,12 @@ static inline uint32_t sc_itab_next(const struct sc_itab *t, uint32_t i)
 	return t->next[i];
 }
 
+/* Key will be looked up soon: bring its bucket in (a hint). */
+static inline void sc_itab_prefetch(const struct sc_itab *t, uint64_t key)
+{
+	sc_prefetch(&t->bucket[key & t->mask]);
+}
+
 static inline void sc_itab_add(struct sc_itab *t, uint64_t key, uint32_t i)
 {
 	uint32_t b = (uint32_t)(key & t->mask);
