@@ -90,13 +90,35 @@ struct chunk_rec {
 } __attribute__((packed));
 
 /*
+ * hashtab.c: a set of objects that begin with their struct sc_hash (so
+ * the object's address is its hash's), found by that hash.  Not locked.
+ * Iterate over s[0 .. cap) where obj is set (no adds or dels meanwhile).
+ */
+struct hash_slot {
+	uint64_t key;		/* sc_hash_key64 of obj */
+	struct sc_hash *obj;	/* NULL: free */
+};
+struct hash_table {
+	struct hash_slot *s;
+	size_t cap;		/* a power of two, or 0 */
+	size_t n;
+};
+void *htab_find(const struct hash_table *t, const struct sc_hash *h);
+/* Room for more objects added (each once, not yet in t) with htab_add. */
+int htab_reserve(struct hash_table *t, size_t more);
+void htab_add(struct hash_table *t, struct sc_hash *obj);
+/* obj, which is in t, leaves it. */
+void htab_del(struct hash_table *t, const struct sc_hash *obj);
+/* The table's memory (not the objects'). */
+void htab_free(struct hash_table *t);
+
+/*
  * A chunk stored by a committed transaction whose chunk index insert is
  * still a pending delta: found here until the delta is applied.
  */
 struct fresh_chunk {
-	struct sc_hash h;
+	struct sc_hash h;	/* first: a hash_table object */
 	struct chunk_rec c;
-	UT_hash_handle hh;
 };
 
 struct dstore {
@@ -128,14 +150,7 @@ struct dstore {
 	pthread_cond_t wb_cond;		/* a flush ended, or room was made */
 	pthread_cond_t wb_kick;		/* the flusher has work */
 	struct wb_file *wb_files;
-	/*
-	 * Every content held, by hash: open addressing on the hash's first
-	 * bytes, so a lookup (mostly of a content not held) reads a few
-	 * adjacent slots instead of a chain of buffers a page apart.
-	 */
-	struct wb_slot *wb_held;
-	size_t wb_held_cap;		/* slots: a power of two, or 0 */
-	size_t wb_held_n;
+	struct hash_table wb_held;	/* every content held (wb_buf) */
 	uint64_t wb_bytes;		/* held by wb_held */
 	/* buffers let go, reused by the next writes (wb_pool_lock) */
 	pthread_mutex_t wb_pool_lock;
@@ -171,7 +186,7 @@ struct dstore {
 
 	/* pending.c: fresh chunks; readers look here under reclaim_lock */
 	pthread_mutex_t fresh_lock;
-	struct fresh_chunk *fresh;
+	struct hash_table fresh;	/* struct fresh_chunk */
 
 	pthread_key_t hasher_key;
 	/* counted in memory, folded into the counters by the next commit */
@@ -201,7 +216,7 @@ struct wtxn {
 	uint8_t *delta;
 	size_t delta_len, delta_cap;
 	/* chunks this transaction stored: fresh once it commits */
-	struct fresh_chunk *fresh_new;
+	struct hash_table fresh_new;	/* struct fresh_chunk */
 	/* fresh chunks this transaction put in the chunk index */
 	struct sc_hash *applied;
 	size_t n_applied, cap_applied;
@@ -418,17 +433,12 @@ pthread_rwlock_t *write_stripe(struct dstore *ds, uint64_t ino);
  * newer than anything indexed.
  */
 struct wb_buf {
-	struct sc_hash h;
+	struct sc_hash h;	/* first: a hash_table object */
 	_Atomic uint32_t refs;	/* the table's (while held) and borrowers' */
 	uint32_t holders;	/* blocks holding it; under wb_lock */
 	const struct block_plan *first;	/* the flush building a batch */
 	struct wb_buf *next_free;	/* in the pool */
 	uint8_t data[];
-};
-
-struct wb_slot {
-	uint64_t key;		/* sc_hash_key64 of b's hash */
-	struct wb_buf *b;	/* NULL: free */
 };
 
 /* What a file's held writes change in its attributes. */

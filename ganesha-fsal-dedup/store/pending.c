@@ -65,14 +65,24 @@ int delta_add_chunk(struct wtxn *w, const struct sc_hash *h,
 {
 	struct fresh_chunk *fc = malloc(sizeof(*fc));
 	uint8_t *p = delta_room(w);
+	int rc = fc && p ? htab_reserve(&w->fresh_new, 1) : -ENOMEM;
 
-	if (!fc || !p) {
+	/*
+	 * Room in the store's table too, for fresh_commit, which cannot
+	 * fail: only the transaction holding the write lock adds there.
+	 */
+	if (!rc) {
+		pthread_mutex_lock(&w->ds->fresh_lock);
+		rc = htab_reserve(&w->ds->fresh, w->fresh_new.n + 1);
+		pthread_mutex_unlock(&w->ds->fresh_lock);
+	}
+	if (rc) {
 		free(fc);
-		return -ENOMEM;
+		return rc;
 	}
 	fc->h = *h;
 	fc->c = *c;
-	HASH_ADD(hh, w->fresh_new, h, sizeof(fc->h), fc);
+	htab_add(&w->fresh_new, &fc->h);
 	p[0] = DELTA_CHUNK;
 	memcpy(p + 1, h->b, SC_HASH_LEN);
 	memcpy(p + 1 + SC_HASH_LEN, &c->slot, 8);
@@ -119,14 +129,11 @@ int delta_flush(struct wtxn *w)
 				      MDB_APPEND), "pending deltas");
 }
 
-static void fresh_table_free(struct fresh_chunk **table)
+static void fresh_table_free(struct hash_table *t)
 {
-	struct fresh_chunk *fc, *tmp;
-
-	HASH_ITER(hh, *table, fc, tmp) {
-		HASH_DEL(*table, fc);
-		free(fc);
-	}
+	for (size_t i = 0; i < t->cap; i++)
+		free(t->s[i].obj);
+	htab_free(t);
 }
 
 void delta_free(struct wtxn *w)
@@ -151,10 +158,10 @@ int chunk_find(struct dstore *ds, MDB_txn *txn, const struct wtxn *w,
 	struct fresh_chunk *fc = NULL;
 
 	if (w)
-		HASH_FIND(hh, w->fresh_new, h, sizeof(*h), fc);
+		fc = htab_find(&w->fresh_new, h);
 	if (!fc) {
 		pthread_mutex_lock(&ds->fresh_lock);
-		HASH_FIND(hh, ds->fresh, h, sizeof(*h), fc);
+		fc = htab_find(&ds->fresh, h);
 		if (fc)
 			*c = fc->c;
 		pthread_mutex_unlock(&ds->fresh_lock);
@@ -170,28 +177,32 @@ int chunk_find(struct dstore *ds, MDB_txn *txn, const struct wtxn *w,
 void fresh_commit(struct wtxn *w)
 {
 	struct dstore *ds = w->ds;
-	struct fresh_chunk *fc, *tmp, *old;
+	struct hash_table *add = &w->fresh_new;
+	struct fresh_chunk *fc;
 
+	/* room reserved by delta_add_chunk */
 	pthread_mutex_lock(&ds->fresh_lock);
-	HASH_ITER(hh, w->fresh_new, fc, tmp) {
-		HASH_DEL(w->fresh_new, fc);
-		HASH_FIND(hh, ds->fresh, &fc->h, sizeof(fc->h), old);
-		if (old)
+	for (size_t i = 0; i < add->cap; i++) {
+		fc = (struct fresh_chunk *)add->s[i].obj;
+		add->s[i].obj = NULL;
+		if (!fc)
+			continue;
+		if (htab_find(&ds->fresh, &fc->h))
 			free(fc);	/* cannot happen: found before storing */
 		else
-			HASH_ADD(hh, ds->fresh, h, sizeof(fc->h), fc);
+			htab_add(&ds->fresh, &fc->h);
 	}
 	pthread_mutex_unlock(&ds->fresh_lock);
+	htab_free(add);
 	if (w->n_applied == 0)
 		return;
 	/* a reader may hold a snapshot from before the chunks were indexed */
 	pthread_rwlock_wrlock(&ds->reclaim_lock);
 	pthread_mutex_lock(&ds->fresh_lock);
 	for (size_t i = 0; i < w->n_applied; i++) {
-		HASH_FIND(hh, ds->fresh, &w->applied[i], sizeof(w->applied[i]),
-			  fc);
+		fc = htab_find(&ds->fresh, &w->applied[i]);
 		if (fc) {
-			HASH_DEL(ds->fresh, fc);
+			htab_del(&ds->fresh, &fc->h);
 			free(fc);
 		}
 	}

@@ -84,6 +84,16 @@ static size_t pool_max(const struct dstore *ds)
 	return (size_t)(ds->wb_limit >> ds->bshift);
 }
 
+static void chain_free(struct wb_buf *b)
+{
+	while (b) {
+		struct wb_buf *next = b->next_free;
+
+		free(b);
+		b = next;
+	}
+}
+
 /* Frees the pool's buffers. */
 static void pool_drain(struct dstore *ds)
 {
@@ -94,127 +104,80 @@ static void pool_drain(struct dstore *ds)
 	ds->wb_pool = NULL;
 	ds->wb_pool_n = 0;
 	pthread_mutex_unlock(&ds->wb_pool_lock);
-	while (b) {
-		struct wb_buf *next = b->next_free;
-
-		free(b);
-		b = next;
-	}
+	chain_free(b);
 }
 
-static struct wb_buf *buf_get(struct dstore *ds)
+/*
+ * Buffers for n blocks into b: as many as the pool has, taken at once,
+ * the rest allocated.
+ */
+static int bufs_get(struct dstore *ds, struct wb_buf **b, size_t n)
 {
-	struct wb_buf *b;
+	size_t k = 0;
 
 	pthread_mutex_lock(&ds->wb_pool_lock);
-	b = ds->wb_pool;
-	if (b) {
-		ds->wb_pool = b->next_free;
+	for (; k < n && ds->wb_pool; k++) {
+		b[k] = ds->wb_pool;
+		ds->wb_pool = b[k]->next_free;
 		ds->wb_pool_n--;
 	}
 	pthread_mutex_unlock(&ds->wb_pool_lock);
-	if (!b)
-		b = malloc(sizeof(*b) + ds->bsize);
-	return b;
+	for (; k < n; k++) {
+		b[k] = malloc(sizeof(*b[k]) + ds->bsize);
+		if (!b[k])
+			break;
+	}
+	for (size_t i = k; i < n; i++)
+		b[i] = NULL;
+	return k == n ? 0 : -ENOMEM;
 }
 
-/* Back to the pool, or freed when the pool has enough. */
-static void buf_release(struct dstore *ds, struct wb_buf *b)
+/*
+ * The buffers of list (chained by next_free) back to the pool at once,
+ * those past its size freed.
+ */
+static void bufs_release(struct dstore *ds, struct wb_buf *list)
 {
 	pthread_mutex_lock(&ds->wb_pool_lock);
-	if (ds->wb_pool_n < pool_max(ds)) {
-		b->next_free = ds->wb_pool;
-		ds->wb_pool = b;
+	while (list && ds->wb_pool_n < pool_max(ds)) {
+		struct wb_buf *next = list->next_free;
+
+		list->next_free = ds->wb_pool;
+		ds->wb_pool = list;
 		ds->wb_pool_n++;
-		b = NULL;
+		list = next;
 	}
 	pthread_mutex_unlock(&ds->wb_pool_lock);
-	free(b);
+	chain_free(list);
+}
+
+/* A reference to b less; the last one puts b on *list. */
+static void buf_unref(struct wb_buf *b, struct wb_buf **list)
+{
+	if (b && atomic_fetch_sub(&b->refs, 1) == 1) {
+		b->next_free = *list;
+		*list = b;
+	}
 }
 
 void wb_buf_put(struct dstore *ds, struct wb_buf *b)
 {
-	if (b && atomic_fetch_sub(&b->refs, 1) == 1)
-		buf_release(ds, b);
+	struct wb_buf *list = NULL;
+
+	buf_unref(b, &list);
+	bufs_release(ds, list);
 }
 
-/* The slot holding content h, or the free slot ending its probe run. */
-static struct wb_slot *held_slot(const struct dstore *ds,
-				 const struct sc_hash *h)
+/* Content b (not held yet) is held from now on. */
+static int held_add(struct dstore *ds, struct wb_buf *b)
 {
-	uint64_t key = sc_hash_key64(h);
-	size_t i = key & (ds->wb_held_cap - 1);
+	int rc = htab_reserve(&ds->wb_held, 1);
 
-	for (;; i = (i + 1) & (ds->wb_held_cap - 1)) {
-		struct wb_slot *s = &ds->wb_held[i];
-
-		if (!s->b || (s->key == key && sc_hash_eq(&s->b->h, h)))
-			return s;
-	}
-}
-
-/* The held buffer of content h, or NULL; wb_lock held. */
-static struct wb_buf *held_find(const struct dstore *ds,
-				const struct sc_hash *h)
-{
-	return ds->wb_held_cap ? held_slot(ds, h)->b : NULL;
-}
-
-/* Room for one more content at most half full: probe runs stay short. */
-static int held_reserve(struct dstore *ds)
-{
-	size_t cap = ds->wb_held_cap ? 2 * ds->wb_held_cap : 1024;
-	struct wb_slot *old = ds->wb_held, *t;
-	size_t old_cap = ds->wb_held_cap;
-
-	if (2 * (ds->wb_held_n + 1) <= ds->wb_held_cap)
-		return 0;
-	t = calloc(cap, sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	ds->wb_held = t;
-	ds->wb_held_cap = cap;
-	for (size_t i = 0; i < old_cap; i++)
-		if (old[i].b)
-			*held_slot(ds, &old[i].b->h) = old[i];
-	free(old);
-	return 0;
-}
-
-/* Content b (not held yet) is held from now on; room reserved. */
-static void held_add(struct dstore *ds, struct wb_buf *b)
-{
-	struct wb_slot *s = held_slot(ds, &b->h);
-
-	s->key = sc_hash_key64(&b->h);
-	s->b = b;
-	ds->wb_held_n++;
+	if (rc)
+		return rc;
+	htab_add(&ds->wb_held, &b->h);
 	ds->wb_bytes += ds->bsize;
-}
-
-/*
- * Content b is no longer held: its slot is emptied and the probe run
- * after it closed up (the entries that would have stopped at the gap
- * move into it), so no lookup stops early.
- */
-static void held_del(struct dstore *ds, struct wb_buf *b)
-{
-	size_t mask = ds->wb_held_cap - 1;
-	size_t gap = (size_t)(held_slot(ds, &b->h) - ds->wb_held);
-
-	for (size_t i = (gap + 1) & mask; ds->wb_held[i].b;
-	     i = (i + 1) & mask) {
-		size_t home = ds->wb_held[i].key & mask;
-
-		/* may it move back to gap: is gap within [home, i]? */
-		if (((i - home) & mask) >= ((i - gap) & mask)) {
-			ds->wb_held[gap] = ds->wb_held[i];
-			gap = i;
-		}
-	}
-	ds->wb_held[gap].b = NULL;
-	ds->wb_held_n--;
-	ds->wb_bytes -= ds->bsize;
+	return 0;
 }
 
 /* One block less holds b: the last one lets it go. */
@@ -222,7 +185,8 @@ static void holder_drop_locked(struct dstore *ds, struct wb_buf *b)
 {
 	if (!b || --b->holders > 0)
 		return;
-	held_del(ds, b);
+	htab_del(&ds->wb_held, &b->h);
+	ds->wb_bytes -= ds->bsize;
 	wb_buf_put(ds, b);
 }
 
@@ -327,7 +291,7 @@ int wb_read_content(struct dstore *ds, const struct sc_hash *h, void *buf)
 	struct wb_buf *b;
 
 	pthread_mutex_lock(&ds->wb_lock);
-	b = held_find(ds, h);
+	b = htab_find(&ds->wb_held, h);
 	if (b)
 		memcpy(buf, b->data, ds->bsize);
 	pthread_mutex_unlock(&ds->wb_lock);
@@ -343,13 +307,16 @@ static int flb_cmp(const void *a, const void *b)
 
 static void flush_free(struct dstore *ds, struct flush_file *ff, size_t n)
 {
+	struct wb_buf *list = NULL;
+
 	for (size_t i = 0; i < n; i++) {
 		for (size_t j = 0; ff[i].b && j < ff[i].in.n; j++)
-			wb_buf_put(ds, ff[i].b[j].buf);
+			buf_unref(ff[i].b[j].buf, &list);
 		free(ff[i].b);
 		free(ff[i].in.plan);
 	}
 	free(ff);
+	bufs_release(ds, list);
 }
 
 /* Everything held now, as intents (wb_lock held). */
@@ -540,22 +507,30 @@ static int room_locked(struct dstore *ds, uint64_t need)
 static int bufs_make(struct dstore *ds, const struct block_plan *p, size_t n,
 		     struct wb_buf **nb, uint64_t *need)
 {
+	size_t k = 0;
+	int rc;
+
+	for (size_t i = 0; i < n; i++)
+		k += p[i].kind != PLAN_SILENT && p[i].kind != PLAN_HOLE;
+	/* taken into the end of nb, then moved to their blocks */
+	rc = bufs_get(ds, nb + n - k, k);
 	*need = 0;
-	for (size_t i = 0; i < n; i++) {
-		nb[i] = NULL;
-		if (p[i].kind == PLAN_SILENT || p[i].kind == PLAN_HOLE)
+	for (size_t i = 0, j = n - k; i < n; i++) {
+		struct wb_buf *b = NULL;
+
+		if (p[i].kind != PLAN_SILENT && p[i].kind != PLAN_HOLE)
+			b = nb[j++];
+		nb[i] = b;
+		if (!b)
 			continue;
-		nb[i] = buf_get(ds);
-		if (!nb[i])
-			return -ENOMEM;
-		nb[i]->h = p[i].h;
-		atomic_init(&nb[i]->refs, 1);
-		nb[i]->holders = 0;
-		nb[i]->first = NULL;
-		memcpy(nb[i]->data, p[i].data, ds->bsize);
+		b->h = p[i].h;
+		atomic_init(&b->refs, 1);
+		b->holders = 0;
+		b->first = NULL;
+		memcpy(b->data, p[i].data, ds->bsize);
 		*need += ds->bsize;
 	}
-	return 0;
+	return rc;
 }
 
 /*
@@ -591,7 +566,7 @@ int wb_hold(struct dstore *ds, uint64_t ino, const struct block_plan *p,
 	    const uint8_t *mapped, size_t n, uint64_t end, uint64_t change,
 	    struct dstore_attr *a)
 {
-	struct wb_buf **nb = malloc((n ? n : 1) * sizeof(*nb));
+	struct wb_buf **nb = malloc((n ? n : 1) * sizeof(*nb)), *spare = NULL;
 	struct wb_attr wa;
 	struct wb_file *f = NULL;
 	uint64_t need, seq;
@@ -618,14 +593,13 @@ int wb_hold(struct dstore *ds, uint64_t ino, const struct block_plan *p,
 			continue;
 		if (nb[i]) {
 			/* a content held already is shared */
-			b = held_find(ds, &p[i].h);
+			b = htab_find(&ds->wb_held, &p[i].h);
 			if (!b) {
-				rc = held_reserve(ds);
+				rc = held_add(ds, nb[i]);
 				if (rc)
 					break;
 				b = nb[i];
 				nb[i] = NULL;
-				held_add(ds, b);
 			}
 			b->holders++;
 		}
@@ -648,8 +622,8 @@ int wb_hold(struct dstore *ds, uint64_t ino, const struct block_plan *p,
 	if (a)
 		wb_attr_apply(&wa, a);
 	for (size_t i = 0; nb && i < n; i++)
-		if (nb[i])
-			buf_release(ds, nb[i]);
+		buf_unref(nb[i], &spare);
+	bufs_release(ds, spare);
 	free(nb);
 	return rc;
 }
@@ -758,7 +732,7 @@ void wb_fini(struct dstore *ds)
 		dstore_logf(ds, DSTORE_LOG_ERROR,
 			    "%llu blocks written were never indexed (their flush failed): lost",
 			    (unsigned long long)lost);
-	free(ds->wb_held);
+	htab_free(&ds->wb_held);
 	pool_drain(ds);
 	pthread_cond_destroy(&ds->wb_kick);
 	pthread_cond_destroy(&ds->wb_cond);
