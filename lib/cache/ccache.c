@@ -80,10 +80,9 @@ uint32_t sc_ccache_find(const struct sc_ccache *cc, const struct sc_hash *h)
 	return SC_NIL;
 }
 
-const void *sc_ccache_lookup(struct sc_ccache *cc, const struct sc_hash *h)
+/* The lookup of h in slot (SC_NIL: not cached): counted, told the policy. */
+static const void *ccache_hit(struct sc_ccache *cc, uint32_t slot)
 {
-	uint32_t slot = sc_ccache_find(cc, h);
-
 	if (slot == SC_NIL) {
 		cc->st.misses++;
 		return NULL;
@@ -93,10 +92,34 @@ const void *sc_ccache_lookup(struct sc_ccache *cc, const struct sc_hash *h)
 	return sc_ccache_slot_data(cc, slot);
 }
 
-const void *sc_ccache_lookup_pin(struct sc_ccache *cc, const struct sc_hash *h,
-				 struct sc_ccache_pins *p)
+const void *sc_ccache_lookup(struct sc_ccache *cc, const struct sc_hash *h)
 {
-	const void *data = sc_ccache_lookup(cc, h);
+	return ccache_hit(cc, sc_ccache_find(cc, h));
+}
+
+/*
+ * The slot of h, tried at *hint first: a slot with a block holds the one
+ * content its hash names, so a hint that is stale (its block left, the
+ * slot went to another content) only costs the index walk.
+ */
+static uint32_t ccache_find_hinted(const struct sc_ccache *cc,
+				   const struct sc_hash *h, uint32_t *hint)
+{
+	uint32_t slot = *hint;
+
+	if (slot < cc->capacity && cc->block[slot] &&
+	    sc_hash_eq(&cc->hash[slot], h))
+		return slot;
+	slot = sc_ccache_find(cc, h);
+	*hint = slot;
+	return slot;
+}
+
+const void *sc_ccache_lookup_pin(struct sc_ccache *cc, const struct sc_hash *h,
+				 struct sc_ccache_pins *p, uint32_t *hint)
+{
+	const void *data = ccache_hit(cc, hint ? ccache_find_hinted(cc, h, hint) :
+					     sc_ccache_find(cc, h));
 
 	if (!data)
 		return NULL;

@@ -9,7 +9,8 @@ struct csi_entry {
 	uint32_t content;	/* its content slot */
 	uint32_t sib_prev;	/* other addresses of the same content */
 	uint32_t sib_next;
-	uint8_t src;		/* enum sc_csi_source; fits in the padding */
+	uint32_t hint : 31;	/* the caller's, see sc_csimap_set_hint */
+	uint32_t src : 1;	/* enum sc_csi_source */
 };
 
 /* One distinct content.  Free content slots are linked through first. */
@@ -41,11 +42,17 @@ static uint64_t addr_key(uint64_t file, uint64_t lbn)
 	return sc_mix64(file * 0x9e3779b97f4a7c15ull ^ lbn);
 }
 
+uint64_t sc_csimap_budget(uint32_t contents, uint32_t sharing)
+{
+	return (uint64_t)contents *
+	       ((uint64_t)sharing * CSI_ENTRY_COST + CSI_CONTENT_COST);
+}
+
 struct sc_csimap *sc_csimap_create(const struct sc_csimap_config *cfg)
 {
 	uint32_t k = cfg->expected_sharing ? cfg->expected_sharing :
 					     SC_CSIMAP_SHARING_DEFAULT;
-	uint64_t per_k = (uint64_t)k * CSI_ENTRY_COST + CSI_CONTENT_COST;
+	uint64_t per_k = sc_csimap_budget(1, k);
 	uint64_t cap_e = cfg->mem_budget / per_k * k;
 	struct sc_csimap *m;
 	uint32_t i;
@@ -172,7 +179,7 @@ uint32_t sc_csimap_insert(struct sc_csimap *m, uint64_t file, uint64_t lbn,
 	if (ei != SC_NIL) {
 		c = &m->c[m->e[ei].content];
 		if (sc_hash_eq(&c->h, h)) {
-			m->e[ei].src = (uint8_t)src;
+			m->e[ei].src = src;
 			sc_lru_touch(&m->lru, ei);
 			return c->sharers;
 		}
@@ -202,7 +209,8 @@ uint32_t sc_csimap_insert(struct sc_csimap *m, uint64_t file, uint64_t lbn,
 	e->file = file;
 	e->lbn = lbn;
 	e->content = ci;
-	e->src = (uint8_t)src;
+	e->src = src;
+	e->hint = SC_CSI_NO_HINT;
 	e->sib_prev = SC_NIL;
 	e->sib_next = c->first;
 	if (c->first != SC_NIL)
@@ -218,7 +226,7 @@ uint32_t sc_csimap_insert(struct sc_csimap *m, uint64_t file, uint64_t lbn,
 }
 
 bool sc_csimap_lookup_src(struct sc_csimap *m, uint64_t file, uint64_t lbn,
-			  struct sc_hash *h, enum sc_csi_source *src)
+			  struct sc_hash *h, struct sc_csi_found *f)
 {
 	uint32_t i = find_entry(m, file, lbn);
 
@@ -226,11 +234,19 @@ bool sc_csimap_lookup_src(struct sc_csimap *m, uint64_t file, uint64_t lbn,
 	if (i == SC_NIL)
 		return false;
 	m->st.hits++;
-	sc_lru_touch(&m->lru, i);
 	*h = m->c[m->e[i].content].h;
-	if (src)
-		*src = (enum sc_csi_source)m->e[i].src;
+	if (f) {
+		f->entry = i;
+		f->hint = m->e[i].hint;
+		f->src = (enum sc_csi_source)m->e[i].src;
+	}
+	sc_lru_touch(&m->lru, i);
 	return true;
+}
+
+void sc_csimap_set_hint(struct sc_csimap *m, uint32_t entry, uint32_t hint)
+{
+	m->e[entry].hint = hint & SC_CSI_NO_HINT;
 }
 
 void sc_csimap_prefetch(const struct sc_csimap *m, uint64_t file,

@@ -271,18 +271,22 @@ static enum sc_read_result read_locked(struct sc_hostcache *hc,
 				       struct sc_ccache_pins *p,
 				       const void **data)
 {
-	enum sc_csi_source src;
+	struct sc_csi_found f;
+	uint32_t slot;
 
 	hc->reads++;
-	if (!sc_csimap_lookup_src(hc->map, file, lbn, h, &src))
+	if (!sc_csimap_lookup_src(hc->map, file, lbn, h, &f))
 		return SC_NEED_HASH;
-	*data = sc_ccache_lookup_pin(hc->cache, h, p);
+	slot = f.hint;
+	*data = sc_ccache_lookup_pin(hc->cache, h, p, &slot);
+	if (slot != f.hint)
+		sc_csimap_set_hint(hc->map, f.entry, slot);
 	if (!*data) {
 		hc->misses++;
 		return SC_NEED_DATA;
 	}
 	hc->addr_hits++;
-	hc->pushed_hits += src == SC_CSI_PUSHED;
+	hc->pushed_hits += f.src == SC_CSI_PUSHED;
 	return SC_ADDR_HIT;
 }
 
@@ -317,12 +321,14 @@ enum sc_read_result sc_hostcache_read_run(struct sc_hostcache *hc,
 	/*
 	 * The lookups' first misses ahead, for all n at once: the index
 	 * buckets with no lock held (stage 0 reads nothing that changes),
-	 * so that another reader waits less for the lock, then the entries.
+	 * so that another reader waits less for the lock, then the entries
+	 * and their chain links (a single lookup too: a bucket's second
+	 * entry then costs no second wait).
 	 */
 	for (i = 0; i < n; i++)
 		sc_csimap_prefetch(hc->map, file, lbn + i, 0);
 	sc_mutex_lock(&hc->lock);
-	for (i = 0; n > 1 && i < n; i++)
+	for (i = 0; i < n; i++)
 		sc_csimap_prefetch(hc->map, file, lbn + i, 1);
 	sc_ccache_unpin(hc->cache, p);
 	if (sized) {

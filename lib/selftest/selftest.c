@@ -337,11 +337,11 @@ static int test_cache_pins(const struct sc_selftest_opts *o)
 		sc_ccache_insert(cc, &c.h[1], corpus_block(&c, 1), 1) == 0))
 		goto out;
 	/* block 0 pinned twice by one reader and once by another */
-	a = sc_ccache_lookup_pin(cc, &c.h[0], &p[0]);
-	b = sc_ccache_lookup_pin(cc, &c.h[0], &p[1]);
-	if (!OK(a && a == b && sc_ccache_lookup_pin(cc, &c.h[0], &p[0]) == a))
+	a = sc_ccache_lookup_pin(cc, &c.h[0], &p[0], NULL);
+	b = sc_ccache_lookup_pin(cc, &c.h[0], &p[1], NULL);
+	if (!OK(a && a == b && sc_ccache_lookup_pin(cc, &c.h[0], &p[0], NULL) == a))
 		goto out;
-	if (!OK(!sc_ccache_lookup_pin(cc, &c.h[4], &p[0]) && p[0].n == 2))
+	if (!OK(!sc_ccache_lookup_pin(cc, &c.h[4], &p[0], NULL) && p[0].n == 2))
 		goto out;
 	/* blocks 2 and 3 push out 1 (reused) and 0 (pinned) */
 	if (!OK(sc_ccache_lookup(cc, &c.h[1]) &&
@@ -360,8 +360,8 @@ static int test_cache_pins(const struct sc_selftest_opts *o)
 		goto out;
 	sc_ccache_unpin(cc, &p[1]);
 	/* shrunk and removed while pinned */
-	a = sc_ccache_lookup_pin(cc, &c.h[2], &p[2]);
-	b = sc_ccache_lookup_pin(cc, &c.h[3], &p[2]);
+	a = sc_ccache_lookup_pin(cc, &c.h[2], &p[2], NULL);
+	b = sc_ccache_lookup_pin(cc, &c.h[3], &p[2], NULL);
 	if (!OK(a && b && sc_ccache_shrink(cc, 1) == 1 &&
 		sc_ccache_remove(cc, &c.h[3]) && cache_holds(cc, 0, 1)))
 		goto out;
@@ -369,6 +369,63 @@ static int test_cache_pins(const struct sc_selftest_opts *o)
 		sc_memcmp(b, corpus_block(&c, 3), BS) == 0))
 		goto out;
 	sc_ccache_unpin(cc, &p[2]);
+out:
+	sc_ccache_destroy(cc);
+	sc_free(p);
+	corpus_free(&c);
+	return err;
+}
+
+/*
+ * A slot hint (the CSI-Map keeps one per content for the host's hit
+ * path) finds its content, and one that is out of range, names a free
+ * slot or a slot of another content never serves the wrong block: the
+ * lookup finds the content's own slot, or none, and says so in the hint.
+ */
+static int test_cache_hint(const struct sc_selftest_opts *o)
+{
+	struct sc_ccache_pins *p = sc_zalloc(sizeof(*p));
+	struct corpus c = { 0 };
+	struct sc_ccache *cc = NULL;
+	uint32_t hint0 = SC_NIL - 1, hint1;
+	int err = corpus_make(&c, 3, o->seed + 13);
+
+	if (err || !OK(p))
+		goto out;
+	cc = small_cache("lru", 2, NULL, NULL);
+	if (!OK(cc && sc_ccache_insert(cc, &c.h[0], corpus_block(&c, 0), 1) == 0 &&
+		sc_ccache_insert(cc, &c.h[1], corpus_block(&c, 1), 1) == 0))
+		goto out;
+	/* out of range: found by the index, the hint set */
+	if (!OK(sc_ccache_lookup_pin(cc, &c.h[0], p, &hint0) ==
+		sc_ccache_slot_data(cc, sc_ccache_find(cc, &c.h[0])) &&
+		hint0 == sc_ccache_find(cc, &c.h[0])))
+		goto out;
+	/* another content's slot: content 1's own found */
+	hint1 = hint0;
+	if (!OK(sc_memcmp(sc_ccache_lookup_pin(cc, &c.h[1], p, &hint1),
+			  corpus_block(&c, 1), BS) == 0 &&
+		hint1 == sc_ccache_find(cc, &c.h[1]) && hint1 != hint0))
+		goto out;
+	sc_ccache_unpin(cc, p);
+	/* content 0 leaves: its slot free, then content 2's */
+	if (!OK(sc_ccache_remove(cc, &c.h[0])))
+		goto out;
+	hint1 = hint0;
+	if (!OK(!sc_ccache_lookup_pin(cc, &c.h[0], p, &hint1) &&
+		hint1 == SC_NIL && p->n == 0))
+		goto out;
+	if (!OK(sc_ccache_insert(cc, &c.h[2], corpus_block(&c, 2), 1) == 0 &&
+		sc_ccache_find(cc, &c.h[2]) == hint0))
+		goto out;
+	hint1 = hint0;
+	if (!OK(!sc_ccache_lookup_pin(cc, &c.h[0], p, &hint1) &&
+		hint1 == SC_NIL))
+		goto out;
+	if (!OK(sc_memcmp(sc_ccache_lookup_pin(cc, &c.h[2], p, &hint0),
+			  corpus_block(&c, 2), BS) == 0 && p->n == 1))
+		goto out;
+	sc_ccache_unpin(cc, p);
 out:
 	sc_ccache_destroy(cc);
 	sc_free(p);
@@ -938,6 +995,7 @@ const struct sc_selftest_case sc_selftest_cases[] = {
 	{ "elru_window", test_elru_window },
 	{ "cache_shrink", test_cache_shrink },
 	{ "cache_pins", test_cache_pins },
+	{ "cache_hint", test_cache_hint },
 	{ "prefix_hashes", test_prefix_hashes },
 	{ "collision_refused", test_collision_refused },
 	{ "sharing_counts", test_sharing_counts },

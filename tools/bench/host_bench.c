@@ -241,7 +241,7 @@ static double bytes_per_block(struct sc_host *h, uint32_t cache_blocks)
 void bench_host(double seconds, uint32_t cache_blocks)
 {
 	/* a CSI-Map of 4 addresses per cached content: 4 VMs' clones */
-	uint64_t map4 = (uint64_t)cache_blocks * 240;
+	uint64_t map4 = sc_csimap_budget(cache_blocks, 4);
 	struct stub s = { .hs = sc_hasher_new() };
 	double one[HIT_ROUNDS], sixteen[HIT_ROUNDS], two[HIT_ROUNDS];
 	double round_s = seconds / 3, r1, r16, r2;

@@ -105,10 +105,12 @@ const void *sc_ccache_lookup(struct sc_ccache *cc, const struct sc_hash *h);
 
 /*
  * sc_ccache_lookup, and the block found is pinned in p (which has room)
- * until sc_ccache_unpin: the pointer stays valid until then.
+ * until sc_ccache_unpin: the pointer stays valid until then.  hint, if
+ * not NULL, is a slot to try first (any value), set to where h was
+ * found (SC_NIL: nowhere).
  */
 const void *sc_ccache_lookup_pin(struct sc_ccache *cc, const struct sc_hash *h,
-				 struct sc_ccache_pins *p);
+				 struct sc_ccache_pins *p, uint32_t *hint);
 /* Unpin every block of p, freeing those it was the last to hold. */
 void sc_ccache_unpin(struct sc_ccache *cc, struct sc_ccache_pins *p);
 

@@ -61,6 +61,8 @@ struct sc_csimap_stats {
 
 struct sc_csimap;
 
+/* The mem_budget that holds that many contents, of sharing addresses each. */
+uint64_t sc_csimap_budget(uint32_t contents, uint32_t sharing);
 struct sc_csimap *sc_csimap_create(const struct sc_csimap_config *cfg);
 void sc_csimap_destroy(struct sc_csimap *m);
 
@@ -71,12 +73,30 @@ void sc_csimap_destroy(struct sc_csimap *m);
  */
 uint32_t sc_csimap_insert(struct sc_csimap *m, uint64_t file, uint64_t lbn,
 		      const struct sc_hash *h, enum sc_csi_source src);
+/* A hint no cache slot has (sc_csimap_set_hint keeps 31 bits). */
+#define SC_CSI_NO_HINT 0x7fffffffu
+
+/* What sc_csimap_lookup_src found besides the hash. */
+struct sc_csi_found {
+	uint32_t entry;			/* the address's, for set_hint */
+	uint32_t hint;			/* SC_CSI_NO_HINT until set */
+	enum sc_csi_source src;		/* where it came from: its last insert */
+};
+
 /*
- * The content of (file, lbn) into *h and, if src is not NULL, where the
- * entry came from (its last insert); false if unknown.  Marks it used.
+ * The content of (file, lbn) into *h and, if f is not NULL, f; false if
+ * unknown.  Marks it used.
  */
 bool sc_csimap_lookup_src(struct sc_csimap *m, uint64_t file, uint64_t lbn,
-			  struct sc_hash *h, enum sc_csi_source *src);
+			  struct sc_hash *h, struct sc_csi_found *f);
+/*
+ * Keep hint with the address of entry (a lookup's, the map unchanged
+ * since): a content cache keeps where it last found the address's
+ * content, so that the next hit goes there without the cache's own index
+ * (the cache checks it; the map never reads it).  Kept with the address,
+ * not the content, it is read as soon as the address is found.
+ */
+void sc_csimap_set_hint(struct sc_csimap *m, uint32_t entry, uint32_t hint);
 /*
  * Lookups of several addresses ahead: stage 0 brings in the index bucket
  * of (file, lbn) and reads nothing that changes after creation (it needs
