@@ -34,6 +34,8 @@ struct host_pin {
 };
 
 #define HOST_HASHERS 8
+/* Resends whose files a WRITE's answer can tell (host_write.c). */
+#define HOST_RESEND_LOG 8
 /* Buckets of the contents in flight (host_read.c), a power of two. */
 #define HOST_FLIGHT_BUCKETS 64
 
@@ -65,7 +67,8 @@ struct sc_host {
 	uint32_t npins, stale_pins;	/* stale: of an earlier epoch */
 	uint64_t pin_seq;
 	uint64_t resend_gen;	/* resends begun */
-	bool resending;		/* one is under way (its pins taken out) */
+	uint64_t resend_files[HOST_RESEND_LOG];	/* resend g's: [g % LOG] */
+	bool resending;		/* the last is under way (its pins taken out) */
 	struct sc_hasher *hashers[HOST_HASHERS];
 	uint32_t nhashers;
 	/* READ calls in flight, numbered in start order (host_read.c) */

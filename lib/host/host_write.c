@@ -168,17 +168,24 @@ static void pins_drop_synced(struct sc_host *h, uint64_t file, uint64_t lbn,
 
 /*
  * A WRITE of file's blocks lbn..lbn+n sent when resend_gen was gen has
- * been answered: may a resend put older bytes over it?  Yes if one began
- * since or is under way, or a stale pin of those blocks waits for one.
+ * been answered: may a resend put older bytes over it?  Yes if one of
+ * the file began since, or is under way, or a stale pin of those blocks
+ * waits for one (more resends than the log tells count as the file's).
  */
 static bool pins_raced(struct sc_host *h, uint64_t file, uint64_t lbn,
 		       uint32_t n, uint64_t gen)
 {
 	struct host_pin *p;
+	uint64_t last;
 	bool raced;
 
 	sc_mutex_lock(&h->lock);
-	raced = h->resend_gen != gen || h->resending;
+	last = h->resend_gen;
+	raced = last - gen > HOST_RESEND_LOG ||
+		(h->resending &&
+		 h->resend_files[(last - 1) % HOST_RESEND_LOG] == file);
+	for (; gen < last && !raced; gen++)
+		raced = h->resend_files[gen % HOST_RESEND_LOG] == file;
 	for (p = h->stale_pins ? h->pins : NULL; p && !raced; p = p->next)
 		raced = p->file == file && p->lbn - lbn < n &&
 			p->epoch != h->reg.epoch;
@@ -373,8 +380,11 @@ static int wr_blocks(struct wr *w, uint64_t lbn, struct wr_blk *b,
 		err = wr_blocks_once(w, lbn, b, n, end);
 		if (err || !w->raced)
 			return err;
-		if (++tries > HOST_COMMIT_TRIES)
+		if (++tries > HOST_COMMIT_TRIES) {
+			sc_log_err_ratelimited("host %s: a WRITE raced %d resends of its file's uncommitted blocks; giving up",
+					       w->h->name, tries);
 			return -SC_EIO;
+		}
 		err = host_pins_resend(w->h, w->file);
 		if (err)
 			return err;
@@ -416,7 +426,7 @@ int host_pins_resend(struct sc_host *h, uint64_t file)
 	n = h->stale_pins ? pins_take(h, file, true, h->reg.epoch, 0, &list) :
 			    0;
 	if (n) {
-		h->resend_gen++;
+		h->resend_files[h->resend_gen++ % HOST_RESEND_LOG] = file;
 		h->resending = true;
 	}
 	sc_mutex_unlock(&h->lock);
@@ -599,6 +609,8 @@ static int host_commit(struct sc_host *h, uint64_t file)
 		if (c.epoch == before.epoch)
 			return 0;
 	}
+	sc_log_err_ratelimited("host %s: the server restarted during each of %d COMMITs; giving up",
+			       h->name, HOST_COMMIT_TRIES);
 	return -SC_EIO;
 }
 
