@@ -825,6 +825,39 @@ static void rd_copy_hit(struct rd *r, uint64_t lbn, const uint8_t *src)
 }
 
 /*
+ * Hits between two misses of a request asked again, up to this many, so
+ * that one READ covers both misses instead of two calls one after the
+ * other.
+ */
+#define RD_GAP_MAX 16
+
+/*
+ * Under a tracker the server answers by hash what the host holds, and a
+ * HASH costs far less than a call: the address hits between the last
+ * miss and lbn (whole blocks of the caller's buffer, as the request goes
+ * on past them) join the window, each asked again.
+ */
+static void rd_gap(struct rd *r, uint64_t lbn)
+{
+	uint64_t prev, gap, i;
+	struct rd_blk *b;
+
+	if (!r->n || !(r->reg.features & CSI_FEAT_TRACKER))
+		return;
+	prev = r->b[r->n - 1].lbn;
+	gap = lbn - prev - 1;
+	if (!gap || gap > RD_GAP_MAX || r->n + gap >= RD_WINDOW)
+		return;
+	for (i = prev + 1; i < lbn; i++) {
+		b = &r->b[r->n++];
+		sc_memset(b, 0, sizeof(*b));
+		b->lbn = i;
+		b->dst = r->out + ((i << r->bshift) - r->off);
+		b->st = RB_ASK;
+	}
+}
+
+/*
  * Block lbn missed the cache (res, and *hh for SC_NEED_DATA, as
  * sc_hostcache_read tells): one more block for rd_fetch, into the
  * caller's buffer or, for a partial block, a bounce buffer.
@@ -853,6 +886,7 @@ static int rd_miss(struct rd *r, uint64_t lbn, enum sc_read_result res,
 			return -SC_ENOMEM;
 		host_reg_get(r->h, &r->reg);
 	}
+	rd_gap(r, lbn);
 	b = &r->b[r->n++];
 	b->lbn = lbn;
 	b->dst = dst;

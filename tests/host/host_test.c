@@ -413,6 +413,32 @@ static void test_read_variants(void **state)
 	}
 }
 
+/*
+ * A request whose two misses an address hit splits: under a tracker the
+ * hit is asked again (answered by hash) and one READ covers both misses;
+ * without one, each run of misses is a READ of its own.
+ */
+static void test_gap_one_read(void **state)
+{
+	static const enum sc_variant v[] = { SC_VARIANT_BASELINE,
+					     SC_VARIANT_TRACKER };
+
+	(void)state;
+	for (unsigned int i = 0; i < 2; i++) {
+		struct th *t = th_new(0x50 + i, v[i], 256, PEER_NONE);
+		struct sc_host_stats s0, s1;
+
+		check_read(t, base_id, base, FSIZE, 5 * BS, BS);
+		s0 = th_stats(t);
+		check_read(t, base_id, base, FSIZE, 4 * BS, 3 * BS);
+		s1 = th_stats(t);
+		assert_int_equal(s1.addr_hits - s0.addr_hits, 1);
+		assert_int_equal(s1.server_calls - s0.server_calls,
+				 v[i] == SC_VARIANT_TRACKER ? 1 : 2);
+		th_free(t);
+	}
+}
+
 /* ---- single flight (issue 21) ---- */
 
 #define SF_READERS 8
@@ -1285,6 +1311,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_read_variants),
+		cmocka_unit_test(test_gap_one_read),
 		cmocka_unit_test(test_single_flight),
 		cmocka_unit_test(test_write_variants),
 		cmocka_unit_test(test_force_data),
