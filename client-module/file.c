@@ -79,21 +79,16 @@ static int scfs_release(struct inode *inode, struct file *file)
 /*
  * Commit the unstable CSI writes of a file on close, as NFS flushes and
  * commits on close: an application that closed without fsync loses no
- * more on a server crash than over plain NFS.
+ * more on a server crash than over plain NFS.  Through NFS if CSI fails,
+ * as every I/O (scfs_settle).
  */
 static int scfs_flush(struct file *file, fl_owner_t id)
 {
-	struct inode *inode = file_inode(file);
 	struct file *lower = file->private_data;
-	struct sc_host *host;
-	int idx, err = 0;
+	int err = 0;
 
-	if (file->f_mode & FMODE_WRITE) {
-		host = scfs_host_enter(inode->i_sb, &idx);
-		if (host)
-			err = sc_host_commit(host, scfs_fileid(inode));
-		scfs_host_exit(idx);
-	}
+	if (file->f_mode & FMODE_WRITE)
+		err = scfs_settle(file->f_path.dentry);
 	if (!err && lower->f_op->flush)
 		err = lower->f_op->flush(lower, id);
 	return err;
@@ -330,20 +325,15 @@ out:
 }
 
 /*
- * COMMIT of the file's unstable CSI writes, then the lower file's own
- * (fallback writes, mmap) the NFS way.
+ * COMMIT of the file's unstable CSI writes (through NFS if CSI fails,
+ * scfs_settle), then the lower file's own (fallback writes, mmap) the
+ * NFS way.
  */
 static int scfs_fsync(struct file *file, loff_t start, loff_t end,
 		      int datasync)
 {
-	struct inode *inode = file_inode(file);
-	struct sc_host *host;
-	int idx, err = 0;
+	int err = scfs_settle(file->f_path.dentry);
 
-	host = scfs_host_enter(inode->i_sb, &idx);
-	if (host)
-		err = sc_host_commit(host, scfs_fileid(inode));
-	scfs_host_exit(idx);
 	if (!err)
 		err = vfs_fsync_range(file->private_data, start, end,
 				      datasync);
