@@ -78,6 +78,10 @@ struct sc_host {
 	struct sc_waitq rd_done;	/* woken as each READ ends */
 	/* the contents our reads are fetching, by hash: single flight */
 	struct rd_blk *flights[HOST_FLIGHT_BUCKETS];
+	/* SS-Push's yield since the span began (host_read.c) */
+	uint64_t push_span_from, push_hits_from;
+	uint32_t push_probe;
+	bool push_idle;		/* pushes did not pay: asked for by probes */
 	struct sc_host_stats st;
 };
 

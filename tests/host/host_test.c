@@ -439,6 +439,56 @@ static void test_gap_one_read(void **state)
 	}
 }
 
+/*
+ * SS-Push stops asking for pushes that serve no read: the host reads
+ * base through a 4-block cache and never reads the clone again, so the
+ * clone's pushed addresses never hit.  After a span of RD_PUSH_SPAN (4096)
+ * received, READs accept pushes only as probes, 1 in 16.
+ */
+static void test_push_idle(void **state)
+{
+	struct th *t = th_new(0x5c, SC_VARIANT_PUSH, 4, PEER_NONE);
+	struct sc_host_stats s0, s1;
+	uint64_t calls, pushes;
+	uint32_t i;
+
+	(void)state;
+	check_read(t, clone_id, clone_bytes, FSIZE, 0, FSIZE);
+	/*
+	 * The server's CSI-Map gets the files' blocks when its housekeeping
+	 * applies the writes' deltas (every second): until then no push.
+	 */
+	for (i = 0; th_stats(t).pushes_received == 0 && i < 200; i++) {
+		usleep(50000);
+		check_read(t, base_id, base, FSIZE, (uint64_t)(i % NBLK) * BS,
+			   BS);
+	}
+	s0 = th_stats(t);
+	for (i = 0; i < NBLK; i++)
+		check_read(t, base_id, base, FSIZE, (uint64_t)i * BS, BS);
+	s1 = th_stats(t);
+	/* pushes flow: about one clone address per READ of base */
+	assert_true(s1.pushes_received - s0.pushes_received >= NBLK / 2);
+	while (th_stats(t).pushes_received < 4096 + 64)
+		for (i = 0; i < NBLK; i++)
+			check_read(t, base_id, base, FSIZE, (uint64_t)i * BS,
+				   BS);
+	s0 = th_stats(t);
+	assert_int_equal(s0.cache.pushed_hits, 0);
+	for (unsigned int pass = 0; pass < 8; pass++)
+		for (i = 0; i < NBLK; i++)
+			check_read(t, base_id, base, FSIZE, (uint64_t)i * BS,
+				   BS);
+	s1 = th_stats(t);
+	calls = s1.server_calls - s0.server_calls;
+	pushes = s1.pushes_received - s0.pushes_received;
+	assert_true(calls >= 8 * NBLK / 2);
+	/* probes only: at most about 1 in 16 READs brings pushes */
+	assert_true(pushes > 0);
+	assert_true(pushes * 6 < calls);
+	th_free(t);
+}
+
 /* ---- single flight (issue 21) ---- */
 
 #define SF_READERS 8
@@ -1312,6 +1362,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_read_variants),
 		cmocka_unit_test(test_gap_one_read),
+		cmocka_unit_test(test_push_idle),
 		cmocka_unit_test(test_single_flight),
 		cmocka_unit_test(test_write_variants),
 		cmocka_unit_test(test_force_data),
