@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <xxhash.h>
 
 #include <seacache/prng.h>
 
@@ -964,9 +965,37 @@ static void test_write_blocks_exclusive(void **state)
 	fsck_clean(f);
 }
 
+/*
+ * A chunk's check is the store's format: whatever XXH3 implementation
+ * computes it (the x86 dispatcher's vector code), it is the value of the
+ * reference XXH3_64bits, here the library's plain entry point, for every
+ * length and alignment; and one fixed vector pins it.
+ */
+static void test_chunk_checksum_format(void **state)
+{
+	uint8_t *buf = malloc(8192 + 64);
+	struct sc_prng r;
+
+	(void)state;
+	assert_non_null(buf);
+	sc_prng_seed(&r, 0xc4ec);
+	for (size_t i = 0; i < 8192 + 64; i++)
+		buf[i] = (uint8_t)sc_prng_next(&r);
+	for (size_t len = 0; len <= 8192; len += len < 300 ? 1 : 509)
+		for (size_t a = 0; a < 64; a += 13)
+			assert_int_equal(chunk_checksum(buf + a, len),
+					 (uint32_t)XXH3_64bits(buf + a, len));
+	/* bytes 0, 1, ..., 255, 0, 1, ...: the low 32 bits of its XXH3 */
+	for (size_t i = 0; i < 4096; i++)
+		buf[i] = (uint8_t)i;
+	assert_int_equal(chunk_checksum(buf, 4096), 0x07879151u);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_chunk_checksum_format),
 		cmocka_unit_test_setup_teardown(test_namespace, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readdir_cookies, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_data_cases, setup, teardown),
