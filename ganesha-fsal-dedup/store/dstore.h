@@ -254,6 +254,17 @@ typedef int (*dstore_holder_fn)(void *ctx, uint64_t ino, uint64_t lbn);
  */
 int dstore_csimap_lookup(struct dstore *ds, const struct sc_hash *h,
 			 unsigned int max, dstore_holder_fn fn, void *ctx);
+/*
+ * dstore_csimap_lookup unconfirmed: up to max (ino, lbn) whose CSI-Map
+ * entry names h's hash prefix, from the CSI-Map alone.  One may hold
+ * another content by now (a rewrite whose delta is pending) or another
+ * content of the same prefix, so the caller confirms what it uses, e.g.
+ * a run of a file at a time with dstore_block_hashes: confirming each
+ * candidate on its own is a random block-map lookup, a disk read each on
+ * a cold index.
+ */
+int dstore_csimap_candidates(struct dstore *ds, const struct sc_hash *h,
+			     unsigned int max, dstore_holder_fn fn, void *ctx);
 
 /* Space and statistics */
 struct dstore_stats {

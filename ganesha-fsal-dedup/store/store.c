@@ -754,12 +754,13 @@ out:
 }
 
 /*
- * CSI-Map entries are keyed by a hash prefix: each candidate is confirmed
- * against its block map entry, so a prefix shared by two contents never
- * names a wrong block.
+ * CSI-Map entries are keyed by a hash prefix: with confirm, each
+ * candidate is confirmed against its block map entry, so a prefix shared
+ * by two contents never names a wrong block.
  */
-int dstore_csimap_lookup(struct dstore *ds, const struct sc_hash *h,
-			 unsigned int max, dstore_holder_fn fn, void *ctx)
+static int csimap_walk(struct dstore *ds, const struct sc_hash *h,
+		       unsigned int max, bool confirm, dstore_holder_fn fn,
+		       void *ctx)
 {
 	uint8_t kb[CSIMAP_PREFIX + 16];
 	MDB_val k = { sizeof(kb), kb }, v;
@@ -786,8 +787,8 @@ int dstore_csimap_lookup(struct dstore *ds, const struct sc_hash *h,
 			break;
 		ino = sc_get_be64(kp + CSIMAP_PREFIX);
 		lbn = sc_get_be64(kp + CSIMAP_PREFIX + 8);
-		if (bmap_get(ds, txn, ino, lbn, &got, NULL) ||
-		    !sc_hash_eq(&got, h))
+		if (confirm && (bmap_get(ds, txn, ino, lbn, &got, NULL) ||
+				!sc_hash_eq(&got, h)))
 			continue;
 		given++;
 		if (fn(ctx, ino, lbn))
@@ -796,4 +797,16 @@ int dstore_csimap_lookup(struct dstore *ds, const struct sc_hash *h,
 	mdb_cursor_close(cur);
 	mdb_txn_abort(txn);
 	return rc == 0 || rc == MDB_NOTFOUND ? given : idx_err(ds, rc, "CSI-Map");
+}
+
+int dstore_csimap_lookup(struct dstore *ds, const struct sc_hash *h,
+			 unsigned int max, dstore_holder_fn fn, void *ctx)
+{
+	return csimap_walk(ds, h, max, true, fn, ctx);
+}
+
+int dstore_csimap_candidates(struct dstore *ds, const struct sc_hash *h,
+			     unsigned int max, dstore_holder_fn fn, void *ctx)
+{
+	return csimap_walk(ds, h, max, false, fn, ctx);
 }

@@ -422,9 +422,16 @@ static void test_csimap(void **state)
 	n = 0;
 	assert_int_equal(dstore_csimap_lookup(f->ds, &h, 2, count_holder, &n), 2);
 	put(f, a, BS, (uint8_t[BS]){ 1 }, BS);
+	assert_int_equal(dstore_sync(f->ds), 0);
+	/* until its delta is applied the CSI-Map names (a, 1): a candidate */
+	n = 0;
+	assert_int_equal(dstore_csimap_candidates(f->ds, &h, 10, count_holder, &n), 3);
+	assert_int_equal(dstore_csimap_lookup(f->ds, &h, 10, count_holder, &n), 2);
+	assert_int_equal(n, 5);
 	assert_int_equal(dstore_apply_pending(f->ds), 0);
 	n = 0;
 	assert_int_equal(dstore_csimap_lookup(f->ds, &h, 10, count_holder, &n), 2);
+	assert_int_equal(dstore_csimap_candidates(f->ds, &h, 10, count_holder, &n), 2);
 }
 
 static void test_persistence(void **state)
