@@ -315,6 +315,19 @@ out:
 	return err;
 }
 
+/* An LRU cache of two slots holding the corpus's contents 0 and 1. */
+static struct sc_ccache *lru_of_two(const struct corpus *c)
+{
+	struct sc_ccache *cc = small_cache("lru", 2, NULL, NULL);
+
+	if (cc && (sc_ccache_insert(cc, &c->h[0], corpus_block(c, 0), 1) ||
+		   sc_ccache_insert(cc, &c->h[1], corpus_block(c, 1), 1))) {
+		sc_ccache_destroy(cc);
+		cc = NULL;
+	}
+	return cc;
+}
+
 /*
  * Pinned blocks (the host's hit path copies them without the cache's
  * lock): evicted, shrunk or removed while pinned, a block leaves the
@@ -332,9 +345,8 @@ static int test_cache_pins(const struct sc_selftest_opts *o)
 
 	if (err || !OK(p))
 		goto out;
-	cc = small_cache("lru", 2, NULL, NULL);
-	if (!OK(cc && sc_ccache_insert(cc, &c.h[0], corpus_block(&c, 0), 1) == 0 &&
-		sc_ccache_insert(cc, &c.h[1], corpus_block(&c, 1), 1) == 0))
+	cc = lru_of_two(&c);
+	if (!OK(cc))
 		goto out;
 	/* block 0 pinned twice by one reader and once by another */
 	a = sc_ccache_lookup_pin(cc, &c.h[0], &p[0], NULL);
@@ -392,9 +404,8 @@ static int test_cache_hint(const struct sc_selftest_opts *o)
 
 	if (err || !OK(p))
 		goto out;
-	cc = small_cache("lru", 2, NULL, NULL);
-	if (!OK(cc && sc_ccache_insert(cc, &c.h[0], corpus_block(&c, 0), 1) == 0 &&
-		sc_ccache_insert(cc, &c.h[1], corpus_block(&c, 1), 1) == 0))
+	cc = lru_of_two(&c);
+	if (!OK(cc))
 		goto out;
 	/* out of range: found by the index, the hint set */
 	if (!OK(sc_ccache_lookup_pin(cc, &c.h[0], p, &hint0) ==
