@@ -69,6 +69,8 @@ struct csi_service_config {
 	uint32_t used_files;	  /* files remembered per host as used (for
 				   * pushes); 0: 4096.  The oldest is
 				   * forgotten first: that costs pushes only */
+	uint32_t push_search_ms;  /* a READ's push search stops looking
+				   * after this long; 0: never */
 	/*
 	 * NULL: every host may read and write every file of the store, and
 	 * LOOKUP knows no export (for tools and tests without exports).

@@ -60,6 +60,7 @@
 	X(G_UNKNOWN_HOST, "errors.unknown_host")			\
 	X(G_TOO_BIG_NOTICES, "errors.too_many_notices")			\
 	X(G_HASH_MISMATCH, "errors.write_hash_mismatch")		\
+	X(G_PUSH_SEARCHES_CUT, "push.searches_cut")			\
 	X(G_STATS_CALLS, "stats.calls")
 
 #define COUNTER_ENUM(id, name) id,

@@ -358,19 +358,18 @@ struct push_cand {
 };
 
 struct push_collect {
-	struct csi_service *svc;
-	const struct svc_host *h;
 	uint64_t self;		/* the call's own file: its attrs are in it */
 	struct push_cand *c;
 	uint32_t n, cap, blk, found;
 };
 
+/* A holder, kept unless in the call's own file; the used set filters later. */
 static int push_collect_one(void *ctx, uint64_t ino, uint64_t lbn)
 {
 	struct push_collect *pc = ctx;
 
 	pc->found++;
-	if (ino == pc->self || !svc_used_has(pc->h, ino) || pc->n == pc->cap)
+	if (ino == pc->self || pc->n == pc->cap)
 		return 0;
 	pc->c[pc->n].ino = ino;
 	pc->c[pc->n].lbn = lbn;
@@ -404,29 +403,67 @@ static int push_file_cmp(const void *x, const void *y)
 #define PUSH_HOLDERS_PER_CONTENT 64
 
 /*
+ * Whether a push search that began at t0 has run out of time
+ * (cfg.push_search_ms; 0: never).  Pushes are hints, and on the cold
+ * index of a restarted server one search of 32 contents read the disk
+ * for 35 ms, all of it the READ's own latency.
+ */
+static bool push_search_over(const struct csi_service *svc, uint64_t t0)
+{
+	return svc->cfg.push_search_ms &&
+	       svc_now_ms(svc) - t0 >= svc->cfg.push_search_ms;
+}
+
+/*
+ * Of pc->c[from..], keeps the candidates in files hr's host uses; false
+ * when its registration is gone.  Takes the lock, for the used set alone.
+ */
+static bool push_keep_used(struct csi_service *svc, const struct host_ref *hr,
+			   struct push_collect *pc, uint32_t from)
+{
+	uint32_t k, n = from;
+
+	if (!svc_relock(svc, hr))
+		return false;
+	for (k = from; k < pc->n; k++)
+		if (svc_used_has(hr->h, pc->c[k].ino))
+			pc->c[n++] = pc->c[k];
+	pthread_mutex_unlock(&svc->lock);
+	pc->n = n;
+	return true;
+}
+
+/*
  * SS-Push (§7.3 "Pushed entries"): other blocks of files this host uses
  * that hold the contents of this reply, widely shared content first, each
  * confirmed with its file's change id from one store snapshot.  The
  * candidates come from the CSI-Map unconfirmed: holders in files this
  * host does not use cost nothing more, and those it keeps are confirmed
- * a run at a time: on the cold index of a restarted server, a search
- * that confirmed each holder on its own took up to 18-23 ms, under the
- * service's lock.  Lock held (the used set); store reads only.
+ * a run at a time.  Runs without the service's lock, which it takes only
+ * to look at the host's used files: a search that reads a cold index
+ * from disk delays no other call.  Past its time (push_search_over) it
+ * looks up no further content and confirms no further run, but always
+ * the first of each, and counts the cut (push.searches_cut).  Lock not
+ * held.
  */
 static int read_pushes(struct csi_service *svc, struct sc_rpc_request *rq,
 		       const struct host_ref *hr)
 {
 	const struct csi_read_args *a = rq->args;
 	struct csi_read_res *r = rq->res;
-	uint32_t max = svc->cfg.max_push, i, j, k, run, from;
-	struct push_collect pc = { svc, hr->h, a->file, NULL, 0, 0, 0, 0 };
+	uint32_t max = svc->cfg.max_push, first = UINT32_MAX, i, j, k, run;
+	uint32_t from;
+	struct push_collect pc = { a->file, NULL, 0, 0, 0, 0 };
+	uint64_t t0 = svc_now_ms(svc);
+	struct dstore_attr at;
+	bool cut = false;
 	struct sc_hash *h;
 	uint8_t *mapped;
-	struct dstore_attr at;
 
 	if (!max || !r->nblocks)
 		return 0;
-	pc.cap = 4 * max;
+	/* room for one more content's holders before the used set filters */
+	pc.cap = 4 * max + PUSH_HOLDERS_PER_CONTENT;
 	pc.c = malloc(pc.cap * sizeof(*pc.c));
 	r->pushed = sc_rpc_req_alloc(rq, max * sizeof(*r->pushed));
 	h = sc_rpc_req_alloc(rq, CSI_MAX_BLOCKS * sizeof(*h));
@@ -435,15 +472,25 @@ static int read_pushes(struct csi_service *svc, struct sc_rpc_request *rq,
 		free(pc.c);
 		return -ENOMEM;
 	}
-	for (i = 0; i < r->nblocks && pc.n < pc.cap; i++) {
+	for (i = 0; i < r->nblocks && pc.n < 4 * max; i++) {
 		if (r->blocks[i].kind == CSI_RK_HOLE)
 			continue;
+		if (first == UINT32_MAX)
+			first = i;
+		if (i > first && push_search_over(svc, t0)) {
+			cut = true;
+			break;
+		}
 		from = pc.n;
 		pc.blk = i;
 		pc.found = 0;
 		dstore_csimap_candidates(svc->ds, &r->blocks[i].hash,
 					 PUSH_HOLDERS_PER_CONTENT,
 					 push_collect_one, &pc);
+		if (!push_keep_used(svc, hr, &pc, from)) {
+			pc.n = 0;	/* and the relock below fails too */
+			break;
+		}
 		for (k = from; k < pc.n; k++)
 			pc.c[k].shared = pc.found;
 	}
@@ -453,6 +500,10 @@ static int read_pushes(struct csi_service *svc, struct sc_rpc_request *rq,
 	qsort(pc.c, pc.n, sizeof(*pc.c), push_file_cmp);
 	/* confirm each run of blocks of one file from one snapshot */
 	for (i = 0; i < pc.n; i = j) {
+		if (i && push_search_over(svc, t0)) {
+			cut = true;
+			break;
+		}
 		for (j = i + 1; j < pc.n && pc.c[j].ino == pc.c[i].ino &&
 		     pc.c[j].lbn - pc.c[i].lbn < CSI_MAX_BLOCKS; j++)
 			;
@@ -475,8 +526,15 @@ static int read_pushes(struct csi_service *svc, struct sc_rpc_request *rq,
 			r->npushed++;
 		}
 	}
+	if (svc_relock(svc, hr)) {
+		count(svc, hr->h, C_PUSH_ENTRIES, r->npushed);
+		svc->gctr[G_PUSH_SEARCHES_CUT] += cut;
+		pthread_mutex_unlock(&svc->lock);
+	} else {
+		/* its used files are gone with it: name none */
+		r->npushed = 0;
+	}
 	free(pc.c);
-	count(svc, hr->h, C_PUSH_ENTRIES, r->npushed);
 	return 0;
 }
 
@@ -585,8 +643,8 @@ int svc_read(struct csi_service *svc, struct sc_rpc_request *rq,
 	}
 	read_account(svc, hr, want, r);
 	svc_used_mark(svc, hr->h, a->file);
+	pthread_mutex_unlock(&svc->lock);
 	if (a->flags & CSI_READ_ACCEPT_PUSH)
 		rc = read_pushes(svc, rq, hr);
-	pthread_mutex_unlock(&svc->lock);
 	return rc;
 }

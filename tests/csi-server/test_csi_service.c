@@ -49,11 +49,12 @@ static uint8_t holes_bytes[6 * BS];	/* content of "holes", zero-filled */
 static uint64_t ino_c1, ino_c2, ino_holes;
 static struct sc_hasher *hasher;
 static _Atomic uint64_t fake_ms = 1000000;
+static _Atomic uint64_t fake_tick_ms;	/* added at every reading */
 
 static uint64_t fake_clock(void *ctx)
 {
 	(void)ctx;
-	return atomic_load(&fake_ms);
+	return atomic_fetch_add(&fake_ms, atomic_load(&fake_tick_ms));
 }
 
 static void advance(uint32_t seconds)
@@ -1054,15 +1055,20 @@ static const struct csi_service_hooks test_hooks = {
 	.file_changed = test_file_changed,
 };
 
+static void hooks_cfg(struct csi_service_config *cfg)
+{
+	default_cfg(cfg);
+	cfg->hooks = &test_hooks;
+	cfg->unix_s = fake_unix_clock;
+	atomic_store(&access_rc, 0);
+	atomic_store(&write_access_rc, 0);
+}
+
 static void env_start_hooks(struct env *e)
 {
 	struct csi_service_config cfg;
 
-	default_cfg(&cfg);
-	cfg.hooks = &test_hooks;
-	cfg.unix_s = fake_unix_clock;
-	atomic_store(&access_rc, 0);
-	atomic_store(&write_access_rc, 0);
+	hooks_cfg(&cfg);
 	env_start_cfg(e, &cfg);
 }
 
@@ -1158,6 +1164,40 @@ static void test_push(void **state)
 	assert_int_equal(read_status(&e, B, ino_c1, 0, 1,
 				     CSI_READ_WANT_DATA | CSI_READ_ACCEPT_PUSH),
 			 CSI_ERR_NOTSUPP);
+	env_stop(&e);
+}
+
+/*
+ * A push search past its time (push_search_ms) looks up no further
+ * content, though always the first, and counts the cut: with the clock
+ * moving 1 ms at each reading, a READ of MAX_BLOCKS blocks pushes the
+ * first block's other holder alone.
+ */
+static void test_push_search_cut(void **state)
+{
+	struct csi_service_config cfg;
+	struct csi_read_res r;
+	struct sc_rpc_reply *rep;
+	struct env e;
+	struct reg A;
+
+	(void)state;
+	assert_int_equal(dstore_apply_pending(ds), 0);
+	hooks_cfg(&cfg);
+	cfg.push_search_ms = 1;
+	env_start_cfg(&e, &cfg);
+	A = hello(&e, 1, CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER | CSI_FEAT_PUSH);
+	touch_file(&e, A, ino_c2);
+	atomic_store(&fake_tick_ms, 1);
+	do_read(&e, A, NULL, 0, ino_c1, MAX_BLOCKS, MAX_BLOCKS,
+		CSI_READ_WANT_DATA | CSI_READ_ACCEPT_PUSH, &r, &rep);
+	atomic_store(&fake_tick_ms, 0);
+	assert_int_equal(r.status, CSI_OK);
+	assert_int_equal(r.npushed, 1);
+	assert_int_equal(r.pushed[0].file, ino_c2);
+	assert_int_equal(r.pushed[0].lbn, MAX_BLOCKS);
+	sc_rpc_reply_free(rep);
+	assert_int_equal(counter(&e, 0, "push.searches_cut"), 1);
 	env_stop(&e);
 }
 
@@ -1752,6 +1792,7 @@ int main(void)
 		cmocka_unit_test(test_lease),
 		cmocka_unit_test(test_garbage_args),
 		cmocka_unit_test(test_push),
+		cmocka_unit_test(test_push_search_cut),
 		cmocka_unit_test(test_coop),
 		cmocka_unit_test(test_dedup_write),
 		cmocka_unit_test(test_lookup_access),
