@@ -11,6 +11,7 @@
  * does not read; workers take calls from connections in turn; calls
  * whose connection closes, and calls in flight at stop, are freed.  A
  * record with its block data gathered sends as the record encoded flat.
+ * A READ's block data buffer serves the next READ.
  * Nothing here is timed: a hang shows as the ctest timeout.
  */
 #include <arpa/inet.h>
@@ -137,6 +138,37 @@ static void pipelined_out_of_order(unsigned int workers)
 	}
 	sc_rpc_client_close(c);
 	server_stop(&rs);
+}
+
+/*
+ * A READ's block data (64 KiB or more of sc_rpc_req_alloc) is kept once
+ * its reply is sent, and serves the next READ as large or smaller, whose
+ * bytes are its own.  (The pipelined tests reuse it with calls in flight.)
+ */
+static void test_request_memory_reused(void **state)
+{
+	struct sc_rpc_server_opts o = { 0 };
+	struct sc_rpc_server_stats st;
+	struct running_server rs;
+	struct sc_rpc_client *c;
+	struct csi_read_args a;
+	struct csi_read_res r;
+	struct sc_rpc_reply *rep;
+	uint32_t i;
+
+	(void)state;
+	server_start_with(&rs, &o, &test_svc);
+	c = client_for(sc_rpc_server_port(rs.srv), 10000);
+	for (i = 0; i < 4; i++) {
+		read_args(&a, 9, (uint64_t)i * 64, 64 - i);
+		assert_int_equal(sc_rpc_call(c, CSI_PROC_READ, &a, &r, &rep),
+				 0);
+		check_read_res(&r, 9, (uint64_t)i * 64, 64 - i);
+		sc_rpc_reply_free(rep);
+	}
+	sc_rpc_client_close(c);
+	server_stop_stats(&rs, &st);
+	assert_int_equal(st.req_mem_reused, 3);
 }
 
 static void test_pipelined_out_of_order(void **state)
@@ -817,6 +849,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pipelined_out_of_order),
+		cmocka_unit_test(test_request_memory_reused),
 		cmocka_unit_test(test_threads_share_client),
 		cmocka_unit_test(test_rpc_errors),
 		cmocka_unit_test(test_oversize_dropped_others_served),

@@ -86,6 +86,7 @@ struct sc_rpc_request {
 	const void *args;		/* decoded arguments */
 	void *res;			/* zeroed result struct to fill */
 	struct sc_rpc_req_mem *mem;	/* see sc_rpc_req_alloc */
+	struct sc_rpc_req_pool *pool;	/* the server's; NULL: plain malloc */
 };
 
 /*
@@ -93,7 +94,8 @@ struct sc_rpc_request {
  * the reply has been sent; NULL when exhausted.  The server sends long
  * byte strings of a result from where they are, so each must be here, in
  * the arguments, or in memory that outlives the server.  Not zeroed: the handler sets every
- * byte it lets the reply carry.  It belongs to rq alone, also when
+ * byte it lets the reply carry; a large one (a READ's block data) may
+ * be the memory of an earlier request, kept by the server.  It belongs to rq alone, also when
  * several workers run handlers at once.
  */
 void *sc_rpc_req_alloc(struct sc_rpc_request *rq, size_t n);
@@ -158,6 +160,8 @@ struct sc_rpc_server_stats {
 	/* Calls read but never answered: their connection closed first. */
 	uint64_t calls_discarded;
 	uint64_t calls_queued_max;	/* the most ever waiting for a worker */
+	/* sc_rpc_req_alloc served from memory kept from earlier requests. */
+	uint64_t req_mem_reused;
 	/* The state now. */
 	uint64_t conns_open;
 	uint64_t calls_queued;		/* waiting for a worker */
