@@ -111,6 +111,8 @@ struct csi_service *csi_service_new(struct dstore *ds,
 		svc->hooks = *cfg->hooks;
 	svc->cfg.hooks = NULL;
 	svc->cfg.features &= CSI_SERVICE_FEATURES;
+	/* a store just opened has its index on disk: pushes probe first */
+	svc->push_slow = svc->cfg.push_search_ms != 0;
 	svc->block_size = dstore_block_size(ds);
 	svc->epoch = svc_random_nonzero();
 	sc_prng_seed(&svc->pick, svc->epoch);

@@ -61,6 +61,7 @@
 	X(G_TOO_BIG_NOTICES, "errors.too_many_notices")			\
 	X(G_HASH_MISMATCH, "errors.write_hash_mismatch")		\
 	X(G_PUSH_SEARCHES_CUT, "push.searches_cut")			\
+	X(G_PUSH_SEARCHES_SKIPPED, "push.searches_skipped")		\
 	X(G_STATS_CALLS, "stats.calls")
 
 #define COUNTER_ENUM(id, name) id,
@@ -111,6 +112,9 @@ struct csi_service {
 	struct sc_prng pick;		/* which holder a delegation names */
 	uint64_t total[C_HOST_COUNT];
 	uint64_t gctr[G_COUNT];
+	/* the last push search ran out of time: search 1 READ in PUSH_PROBE */
+	bool push_slow;
+	uint32_t push_probe;
 };
 
 /* ---- registrations: what every part uses ---- */

@@ -1167,10 +1167,27 @@ static void test_push(void **state)
 	env_stop(&e);
 }
 
+/* A READ of c1's second MAX_BLOCKS blocks with ACCEPT_PUSH: its pushes. */
+static uint32_t read_pushed(struct env *e, struct reg g)
+{
+	struct csi_read_res r;
+	struct sc_rpc_reply *rep;
+	uint32_t n;
+
+	do_read(e, g, NULL, 0, ino_c1, MAX_BLOCKS, MAX_BLOCKS,
+		CSI_READ_WANT_DATA | CSI_READ_ACCEPT_PUSH, &r, &rep);
+	assert_int_equal(r.status, CSI_OK);
+	n = r.npushed;
+	sc_rpc_reply_free(rep);
+	return n;
+}
+
 /*
  * A push search past its time (push_search_ms) looks up no further
- * content, though always the first, and counts the cut: with the clock
- * moving 1 ms at each reading, a READ of MAX_BLOCKS blocks pushes the
+ * content, though always the first, and counts the cut.  On a service
+ * just started, and after a search that ran out of time, only 1 READ in
+ * 16 searches, until one search is done in time.  With the clock moving
+ * 1 ms at each reading, the probe READ of MAX_BLOCKS blocks pushes the
  * first block's other holder alone.
  */
 static void test_push_search_cut(void **state)
@@ -1180,6 +1197,7 @@ static void test_push_search_cut(void **state)
 	struct sc_rpc_reply *rep;
 	struct env e;
 	struct reg A;
+	uint32_t i;
 
 	(void)state;
 	assert_int_equal(dstore_apply_pending(ds), 0);
@@ -1188,6 +1206,9 @@ static void test_push_search_cut(void **state)
 	env_start_cfg(&e, &cfg);
 	A = hello(&e, 1, CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER | CSI_FEAT_PUSH);
 	touch_file(&e, A, ino_c2);
+	for (i = 1; i < 16; i++)
+		assert_int_equal(read_pushed(&e, A), 0);
+	assert_int_equal(counter(&e, 0, "push.searches_skipped"), 15);
 	atomic_store(&fake_tick_ms, 1);
 	do_read(&e, A, NULL, 0, ino_c1, MAX_BLOCKS, MAX_BLOCKS,
 		CSI_READ_WANT_DATA | CSI_READ_ACCEPT_PUSH, &r, &rep);
@@ -1197,6 +1218,14 @@ static void test_push_search_cut(void **state)
 	assert_int_equal(r.pushed[0].file, ino_c2);
 	assert_int_equal(r.pushed[0].lbn, MAX_BLOCKS);
 	sc_rpc_reply_free(rep);
+	assert_int_equal(counter(&e, 0, "push.searches_cut"), 1);
+	for (i = 1; i < 16; i++)
+		assert_int_equal(read_pushed(&e, A), 0);
+	assert_int_equal(counter(&e, 0, "push.searches_skipped"), 30);
+	/* the probe, in time now: every READ searches again */
+	assert_int_equal(read_pushed(&e, A), MAX_BLOCKS);
+	assert_int_equal(read_pushed(&e, A), MAX_BLOCKS);
+	assert_int_equal(counter(&e, 0, "push.searches_skipped"), 30);
 	assert_int_equal(counter(&e, 0, "push.searches_cut"), 1);
 	env_stop(&e);
 }
