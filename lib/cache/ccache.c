@@ -9,6 +9,22 @@ static uint64_t ccache_slot_key(const void *ctx, uint32_t slot)
 	return sc_hash_key64(&cc->hash[slot]);
 }
 
+/*
+ * A retired slot keeps its buffer tagged in block[], so that no lookup
+ * (a hinted one reads block[] and hash[] only) takes it for a live one.
+ */
+#define CCACHE_RETIRED ((uintptr_t)1)
+
+static void *ccache_buf(const struct sc_ccache *cc, uint32_t slot)
+{
+	return (void *)((uintptr_t)cc->block[slot] & ~CCACHE_RETIRED);
+}
+
+static sc_atomic_t *ccache_stripe(const struct sc_ccache *cc, uint32_t slot)
+{
+	return &cc->pins[(slot * 0x9e3779b1u) >> 22];
+}
+
 struct sc_ccache *sc_ccache_create(const struct sc_ccache_config *cfg)
 {
 	struct sc_ccache *cc;
@@ -35,7 +51,9 @@ struct sc_ccache *sc_ccache_create(const struct sc_ccache_config *cfg)
 	cc->hash = sc_calloc(cap, sizeof(*cc->hash));
 	cc->share = sc_calloc(cap, sizeof(*cc->share));
 	cc->block = sc_calloc(cap, sizeof(*cc->block));
-	if (!cc->hash || !cc->share || !cc->block ||
+	cc->pins = sc_calloc(SC_CCACHE_PIN_STRIPES, sizeof(*cc->pins));
+	cc->retired_head = SC_NIL;
+	if (!cc->hash || !cc->share || !cc->block || !cc->pins ||
 	    sc_itab_init(&cc->tab, cap)) {
 		sc_log_err("content cache: cannot allocate the slots of %u blocks",
 			   cap);
@@ -62,8 +80,9 @@ void sc_ccache_destroy(struct sc_ccache *cc)
 	sc_policy_destroy(&cc->policy);
 	sc_itab_destroy(&cc->tab);
 	for (i = 0; cc->block && i < cc->capacity; i++)
-		sc_free(cc->block[i]);
+		sc_free(ccache_buf(cc, i));
 	sc_free(cc->block);
+	sc_free(cc->pins);
 	sc_free(cc->share);
 	sc_free(cc->hash);
 	sc_free(cc);
@@ -108,6 +127,7 @@ static uint32_t ccache_find_hinted(const struct sc_ccache *cc,
 	uint32_t slot = *hint;
 
 	if (slot < cc->capacity && cc->block[slot] &&
+	    !((uintptr_t)cc->block[slot] & CCACHE_RETIRED) &&
 	    sc_hash_eq(&cc->hash[slot], h))
 		return slot;
 	slot = sc_ccache_find(cc, h);
@@ -118,73 +138,64 @@ static uint32_t ccache_find_hinted(const struct sc_ccache *cc,
 const void *sc_ccache_lookup_pin(struct sc_ccache *cc, const struct sc_hash *h,
 				 struct sc_ccache_pins *p, uint32_t *hint)
 {
-	const void *data = ccache_hit(cc, hint ? ccache_find_hinted(cc, h, hint) :
-					     sc_ccache_find(cc, h));
+	uint32_t slot = hint ? ccache_find_hinted(cc, h, hint) :
+			       sc_ccache_find(cc, h);
+	const void *data = ccache_hit(cc, slot);
 
 	if (!data)
 		return NULL;
-	if (!p->n) {
-		p->orphaned = 0;
-		p->next = cc->readers;
-		cc->readers = p;
-	}
+	sc_atomic_inc(ccache_stripe(cc, slot));
+	p->slot[p->n] = slot;
 	p->buf[p->n++] = data;
 	return data;
 }
 
-/* Orphan buf in every reader that pins it; whether one does. */
-static bool ccache_orphan(struct sc_ccache *cc, const void *buf)
+/*
+ * Each stripe's count drops once the reader is done with the buffer (a
+ * fully ordered decrement); reading the retired count after it pairs
+ * with ccache_unlink_slot, which counts the retirement before it reads
+ * the stripe: one of the two sees the other, so a retired slot is never
+ * left waiting after its last pin is gone.
+ */
+bool sc_ccache_unpin(struct sc_ccache *cc, struct sc_ccache_pins *p)
 {
-	struct sc_ccache_pins *p;
-	bool pinned = false;
-	uint32_t i;
-
-	for (p = cc->readers; p; p = p->next)
-		for (i = 0; i < p->n; i++)
-			if (p->buf[i] == buf) {
-				p->orphaned |= 1u << i;
-				pinned = true;
-			}
-	return pinned;
-}
-
-/* Does a reader other than p, or p past index i, still pin buf? */
-static bool ccache_pinned_elsewhere(const struct sc_ccache *cc,
-				    const struct sc_ccache_pins *p, uint32_t i)
-{
-	const struct sc_ccache_pins *q;
-	uint32_t j;
-
-	for (j = i + 1; j < p->n; j++)
-		if (p->buf[j] == p->buf[i])
-			return true;
-	for (q = cc->readers; q; q = q->next)
-		for (j = 0; q != p && j < q->n; j++)
-			if (q->buf[j] == p->buf[i])
-				return true;
-	return false;
-}
-
-void sc_ccache_unpin(struct sc_ccache *cc, struct sc_ccache_pins *p)
-{
-	struct sc_ccache_pins **pp;
 	uint32_t i;
 
 	if (!p->n)
-		return;
-	for (pp = &cc->readers; *pp != p; pp = &(*pp)->next)
-		;
-	*pp = p->next;
-	for (i = 0; p->orphaned && i < p->n; i++)
-		if ((p->orphaned & 1u << i) &&
-		    !ccache_pinned_elsewhere(cc, p, i))
-			sc_free((void *)p->buf[i]);
+		return false;
+	for (i = 0; i < p->n; i++)
+		sc_atomic_dec_return(ccache_stripe(cc, p->slot[i]));
 	p->n = 0;
+	return sc_atomic_read_acquire(&cc->retired) != 0;
+}
+
+static void ccache_free_slot(struct sc_ccache *cc, uint32_t slot)
+{
+	cc->block[slot] = NULL;
+	sc_itab_free_push(&cc->tab, &cc->free_head, slot);
+}
+
+void sc_ccache_reap(struct sc_ccache *cc)
+{
+	uint32_t *link = &cc->retired_head, slot;
+
+	while (*link != SC_NIL) {
+		slot = *link;
+		if (sc_atomic_read_acquire(ccache_stripe(cc, slot))) {
+			link = &cc->tab.next[slot];
+			continue;
+		}
+		*link = cc->tab.next[slot];
+		sc_free(ccache_buf(cc, slot));
+		ccache_free_slot(cc, slot);
+		sc_atomic_dec_return(&cc->retired);
+	}
 }
 
 /*
- * Take the block out of slot, which becomes free; its buffer, detached,
- * or NULL when readers still pin it (the last one frees it).
+ * Take the block out of slot; its buffer, detached, and the slot free, or
+ * NULL if the slot's stripe counts pins: the slot is then retired until
+ * sc_ccache_reap finds the stripe at zero.
  */
 static void *ccache_unlink_slot(struct sc_ccache *cc, uint32_t slot)
 {
@@ -192,10 +203,18 @@ static void *ccache_unlink_slot(struct sc_ccache *cc, uint32_t slot)
 
 	sc_itab_del(&cc->tab, sc_hash_key64(&cc->hash[slot]), slot);
 	cc->policy.ops->remove(&cc->policy, slot);
-	sc_itab_free_push(&cc->tab, &cc->free_head, slot);
-	cc->block[slot] = NULL;
 	cc->st.blocks--;
-	return ccache_orphan(cc, buf) ? NULL : buf;
+	/* counted before the stripe is read: see sc_ccache_unpin */
+	sc_atomic_inc_return(&cc->retired);
+	if (sc_atomic_read_acquire(ccache_stripe(cc, slot))) {
+		cc->block[slot] = (void *)((uintptr_t)buf | CCACHE_RETIRED);
+		cc->tab.next[slot] = cc->retired_head;
+		cc->retired_head = slot;
+		return NULL;
+	}
+	sc_atomic_dec_return(&cc->retired);
+	ccache_free_slot(cc, slot);
+	return buf;
 }
 
 /* Evict the policy's victim (the cache is not empty); its buffer. */
@@ -252,6 +271,15 @@ static void *ccache_place(struct sc_ccache *cc, const struct sc_hash *h,
 	buf = ccache_buffer(cc);
 	if (!buf)
 		return NULL;
+	if (cc->free_head == SC_NIL)
+		sc_ccache_reap(cc);
+	/* the free slots are retired ones, still read: more room */
+	while (cc->free_head == SC_NIL && cc->st.blocks)
+		sc_free(ccache_evict_one(cc));
+	if (cc->free_head == SC_NIL) {
+		sc_free(buf);
+		return NULL;
+	}
 	slot = sc_itab_free_pop(&cc->tab, &cc->free_head);
 	cc->hash[slot] = *h;
 	cc->share[slot] = share;
@@ -335,10 +363,13 @@ void sc_ccache_get_stats(const struct sc_ccache *cc,
 {
 	*out = cc->st;
 	out->limit = cc->limit;
+	out->retired = sc_atomic_read_acquire(&cc->retired);
 	out->meta_bytes = sizeof(*cc) +
 		(uint64_t)cc->capacity * (sizeof(*cc->hash) +
 					  sizeof(*cc->share) +
 					  sizeof(*cc->block)) +
+		SC_CCACHE_PIN_STRIPES * sizeof(*cc->pins) +
 		sc_itab_bytes(&cc->tab) + cc->policy.ops->bytes(&cc->policy);
-	out->mem_bytes = out->meta_bytes + out->blocks * cc->block_size;
+	out->mem_bytes = out->meta_bytes +
+			 (out->blocks + out->retired) * cc->block_size;
 }

@@ -330,7 +330,8 @@ enum sc_read_result sc_hostcache_read_run(struct sc_hostcache *hc,
 	sc_mutex_lock(&hc->lock);
 	for (i = 0; i < n; i++)
 		sc_csimap_prefetch(hc->map, file, lbn + i, 1);
-	sc_ccache_unpin(hc->cache, p);
+	if (sc_ccache_unpin(hc->cache, p))
+		sc_ccache_reap(hc->cache);
 	if (sized) {
 		f = file_find(hc, file);
 		*sized = f != SC_NIL && hc->f[f].sized;
@@ -343,12 +344,13 @@ enum sc_read_result sc_hostcache_read_run(struct sc_hostcache *hc,
 	return r;
 }
 
+/* The lock only when a block left the cache while pinned (rare). */
 void sc_hostcache_unpin(struct sc_hostcache *hc, struct sc_ccache_pins *p)
 {
-	if (!p->n)
+	if (!sc_ccache_unpin(hc->cache, p))
 		return;
 	sc_mutex_lock(&hc->lock);
-	sc_ccache_unpin(hc->cache, p);
+	sc_ccache_reap(hc->cache);
 	sc_mutex_unlock(&hc->lock);
 }
 

@@ -328,12 +328,22 @@ static struct sc_ccache *lru_of_two(const struct corpus *c)
 	return cc;
 }
 
+static uint64_t cache_retired(const struct sc_ccache *cc)
+{
+	struct sc_ccache_stats st;
+
+	sc_ccache_get_stats(cc, &st);
+	return st.retired;
+}
+
 /*
- * Pinned blocks (the host's hit path copies them without the cache's
- * lock): evicted, shrunk or removed while pinned, a block leaves the
- * cache at once but its buffer keeps its bytes until the last reader
- * unpins it, which frees it (KASAN, ASan and kmemleak see the rest); an
- * insert that would have reused it takes a new buffer.
+ * Pinned blocks (the host's hit path copies them and unpins them without
+ * the cache's lock): evicted, shrunk or removed while pinned, a block
+ * leaves the cache at once but its buffer keeps its bytes, its slot
+ * retired, until the last reader has unpinned it and sc_ccache_reap
+ * frees it (KASAN, ASan and kmemleak see the rest); an insert that
+ * would have reused it takes a new buffer, and one that finds only
+ * retired slots free evicts another block for a slot.
  */
 static int test_cache_pins(const struct sc_selftest_opts *o)
 {
@@ -355,32 +365,54 @@ static int test_cache_pins(const struct sc_selftest_opts *o)
 		goto out;
 	if (!OK(!sc_ccache_lookup_pin(cc, &c.h[4], &p[0], NULL) && p[0].n == 2))
 		goto out;
-	/* blocks 2 and 3 push out 1 (reused) and 0 (pinned) */
+	/* block 2 pushes out 0 (pinned: its slot retired), then 1 for a slot */
 	if (!OK(sc_ccache_lookup(cc, &c.h[1]) &&
-		sc_ccache_insert(cc, &c.h[2], corpus_block(&c, 2), 1) == 0 &&
-		sc_ccache_insert(cc, &c.h[3], corpus_block(&c, 3), 1) == 0))
+		sc_ccache_insert(cc, &c.h[2], corpus_block(&c, 2), 1) == 0))
 		goto out;
-	if (!OK(cache_holds(cc, 2, 2) && sc_ccache_find(cc, &c.h[0]) == SC_NIL &&
-		sc_ccache_find(cc, &c.h[1]) == SC_NIL))
+	if (!OK(sc_ccache_find(cc, &c.h[0]) == SC_NIL &&
+		sc_ccache_find(cc, &c.h[1]) == SC_NIL &&
+		cache_retired(cc) == 1 &&
+		sc_memcmp(a, corpus_block(&c, 0), BS) == 0))
 		goto out;
-	if (!OK(sc_memcmp(a, corpus_block(&c, 0), BS) == 0 &&
+	/* one reader done: the other still reads the bytes */
+	if (!OK(sc_ccache_unpin(cc, &p[0]) && p[0].n == 0))
+		goto out;
+	sc_ccache_reap(cc);
+	if (!OK(cache_retired(cc) == 1 &&
+		sc_memcmp(b, corpus_block(&c, 0), BS) == 0))
+		goto out;
+	/* the last one done: freed, and the slot serves block 3 */
+	if (!OK(sc_ccache_unpin(cc, &p[1])))
+		goto out;
+	sc_ccache_reap(cc);
+	if (!OK(cache_retired(cc) == 0 && cache_holds(cc, 1, 2) &&
+		sc_ccache_insert(cc, &c.h[3], corpus_block(&c, 3), 1) == 0 &&
+		cache_holds(cc, 2, 2)))
+		goto out;
+	if (!OK(sc_memcmp(sc_ccache_lookup(cc, &c.h[2]), corpus_block(&c, 2),
+			  BS) == 0 &&
 		sc_memcmp(sc_ccache_lookup(cc, &c.h[3]), corpus_block(&c, 3),
 			  BS) == 0))
 		goto out;
-	sc_ccache_unpin(cc, &p[0]);
-	if (!OK(p[0].n == 0 && sc_memcmp(b, corpus_block(&c, 0), BS) == 0))
-		goto out;
-	sc_ccache_unpin(cc, &p[1]);
 	/* shrunk and removed while pinned */
 	a = sc_ccache_lookup_pin(cc, &c.h[2], &p[2], NULL);
 	b = sc_ccache_lookup_pin(cc, &c.h[3], &p[2], NULL);
 	if (!OK(a && b && sc_ccache_shrink(cc, 1) == 1 &&
-		sc_ccache_remove(cc, &c.h[3]) && cache_holds(cc, 0, 1)))
+		sc_ccache_remove(cc, &c.h[3]) && cache_retired(cc) == 2))
 		goto out;
 	if (!OK(sc_memcmp(a, corpus_block(&c, 2), BS) == 0 &&
 		sc_memcmp(b, corpus_block(&c, 3), BS) == 0))
 		goto out;
-	sc_ccache_unpin(cc, &p[2]);
+	if (!OK(sc_ccache_unpin(cc, &p[2])))
+		goto out;
+	sc_ccache_reap(cc);
+	if (!OK(cache_retired(cc) == 0 && cache_holds(cc, 0, 1)))
+		goto out;
+	/* nothing retired: an unpin asks for no reap */
+	if (!OK(sc_ccache_insert(cc, &c.h[4], corpus_block(&c, 4), 1) == 0 &&
+		sc_ccache_lookup_pin(cc, &c.h[4], &p[2], NULL) &&
+		!sc_ccache_unpin(cc, &p[2])))
+		goto out;
 out:
 	sc_ccache_destroy(cc);
 	sc_free(p);

@@ -198,6 +198,119 @@ static void report(const char *name, const char *unit, double *v,
 
 #define HIT_ROUNDS 5
 
+/*
+ * What this machine asks of any hit, measured the same way: a copy of a
+ * random block of a pool as large as the cache (it comes from DRAM, as a
+ * hit's does), by one thread and by two at once, and a load that needs
+ * the one before it, random over the pool (a hit's lookups are chains of
+ * such loads: the CSI-Map's bucket, entry and content, then the content
+ * cache's slot and the policy's links).
+ */
+struct ref_copier {
+	const uint8_t *pool;
+	uint32_t blocks;
+	double seconds;
+	uint64_t seed, done;
+	double elapsed;
+	pthread_t t;
+};
+
+static void *ref_copy_run(void *arg)
+{
+	struct ref_copier *c = arg;
+	uint8_t buf[BS];
+	struct sc_prng r;
+	double t0 = now();
+	uint32_t i;
+
+	sc_prng_seed(&r, c->seed);
+	c->done = 0;
+	do {
+		for (i = 0; i < 1024; i++) {
+			memcpy(buf, c->pool +
+			       (size_t)sc_prng_below(&r, c->blocks) * BS, BS);
+			/* the copy is used: not optimised away */
+			__asm__ volatile("" : : "r"(buf) : "memory");
+		}
+		c->done += 1024;
+		c->elapsed = now() - t0;
+	} while (c->elapsed < c->seconds);
+	return NULL;
+}
+
+static double ref_copies_per_s(const uint8_t *pool, uint32_t blocks,
+			       uint32_t threads, double seconds)
+{
+	struct ref_copier c[2];
+	double rate = 0;
+	uint32_t i;
+
+	for (i = 0; i < threads; i++) {
+		c[i] = (struct ref_copier){ .pool = pool, .blocks = blocks,
+					    .seconds = seconds, .seed = 9 + i };
+		if (pthread_create(&c[i].t, NULL, ref_copy_run, &c[i])) {
+			fprintf(stderr, "host bench: no thread\n");
+			exit(1);
+		}
+	}
+	for (i = 0; i < threads; i++) {
+		pthread_join(c[i].t, NULL);
+		rate += (double)c[i].done / c[i].elapsed;
+	}
+	return rate;
+}
+
+/* Seconds per load in a random cycle through the pool's cache lines. */
+static double ref_dependent_load(uint8_t *pool, uint32_t blocks,
+				 double seconds)
+{
+	uint32_t n = blocks * (BS / 64), i, j, t, at = 0;
+	uint32_t *next = (uint32_t *)pool;
+	struct sc_prng r;
+	uint64_t loads = 0;
+	double t0;
+
+	/* Sattolo: one cycle through every line, in random order */
+	for (i = 0; i < n; i++)
+		next[i * 16] = i;
+	sc_prng_seed(&r, 3);
+	for (i = n - 1; i > 0; i--) {
+		j = sc_prng_below(&r, i);
+		t = next[i * 16];
+		next[i * 16] = next[j * 16];
+		next[j * 16] = t;
+	}
+	t0 = now();
+	do {
+		for (i = 0; i < 4096; i++)
+			at = next[at * 16];
+		loads += 4096;
+	} while (now() - t0 < seconds);
+	__asm__ volatile("" : : "r"(at));
+	return (now() - t0) / (double)loads;
+}
+
+static void bench_reference(uint32_t blocks, double seconds)
+{
+	uint8_t *pool = malloc((size_t)blocks * BS);
+	double one, two;
+
+	if (!pool) {
+		fprintf(stderr, "host bench: out of memory\n");
+		exit(1);
+	}
+	memset(pool, 1, (size_t)blocks * BS);
+	one = ref_copies_per_s(pool, blocks, 1, seconds);
+	two = ref_copies_per_s(pool, blocks, 2, seconds);
+	printf("ref_copy_4k         %9.3f us/block (a bare copy of a random block of a %u MiB pool: the floor of host_read_hit_4k)\n",
+	       1e6 / one, blocks / 256);
+	printf("ref_copy_2thr       %9.3f x        (two threads' bare copies over one thread's)\n",
+	       two / one);
+	printf("ref_dram_load       %9.3f us       (a load that needs the one before it, random over the pool)\n",
+	       1e6 * ref_dependent_load(pool, blocks, seconds));
+	free(pool);
+}
+
 /* A host over the stub with every block of files 0..files-1 read once. */
 static struct sc_host *filled_host(struct stub *s, uint32_t cache_blocks,
 				   uint64_t csimap_budget, uint32_t files)
@@ -286,6 +399,7 @@ void bench_host(double seconds, uint32_t cache_blocks)
 	       0.25, "16 blocks per read");
 	report("host_read_hit_2thr", "x", two, HIT_ROUNDS, false, 1.8,
 	       "two threads' blocks/s over one thread's, one block per read");
+	bench_reference(cache_blocks, round_s);
 	printf("host_bytes_per_block %10.1f bytes     (with a CSI-Map of 4 addresses per cached block)\n",
 	       bytes_per_block(h, cache_blocks));
 	sc_host_destroy(h);

@@ -6,6 +6,7 @@
 #ifndef SC_ENV_KERNEL_H
 #define SC_ENV_KERNEL_H
 
+#include <linux/atomic.h>
 #include <linux/jiffies.h>
 #include <linux/errno.h>
 #include <linux/ktime.h>
@@ -146,6 +147,29 @@ static inline void sc_cond_resched(void)
 static inline void sc_prefetch(const void *p)
 {
 	prefetch(p);
+}
+
+/* A counter shared without a lock; see the user-space environment. */
+typedef atomic_t sc_atomic_t;
+
+static inline void sc_atomic_inc(sc_atomic_t *a)
+{
+	atomic_inc(a);
+}
+
+static inline u32 sc_atomic_inc_return(sc_atomic_t *a)
+{
+	return atomic_inc_return(a);
+}
+
+static inline u32 sc_atomic_dec_return(sc_atomic_t *a)
+{
+	return atomic_dec_return(a);
+}
+
+static inline u32 sc_atomic_read_acquire(const sc_atomic_t *a)
+{
+	return atomic_read_acquire(a);
 }
 
 static inline u64 sc_clock_ms(void)

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -191,6 +192,33 @@ static inline void sc_cond_resched(void)
 static inline void sc_prefetch(const void *p)
 {
 	__builtin_prefetch(p);
+}
+
+/*
+ * A counter shared without a lock.  inc is unordered (the caller's lock
+ * orders it); inc_return and dec_return are fully ordered; read_acquire
+ * orders what follows after the read.
+ */
+typedef atomic_uint sc_atomic_t;
+
+static inline void sc_atomic_inc(sc_atomic_t *a)
+{
+	atomic_fetch_add_explicit(a, 1, memory_order_relaxed);
+}
+
+static inline uint32_t sc_atomic_inc_return(sc_atomic_t *a)
+{
+	return atomic_fetch_add(a, 1) + 1;
+}
+
+static inline uint32_t sc_atomic_dec_return(sc_atomic_t *a)
+{
+	return atomic_fetch_sub(a, 1) - 1;
+}
+
+static inline uint32_t sc_atomic_read_acquire(const sc_atomic_t *a)
+{
+	return atomic_load_explicit(a, memory_order_acquire);
 }
 
 static inline uint64_t sc_clock_ms(void)

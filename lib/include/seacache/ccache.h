@@ -24,7 +24,8 @@
  * sharing count, buffer pointer: 48 bytes), the index bucket (at most
  * 8 bytes) and the policy's own state (8 bytes for LRU and ELRU-n).
  *
- * Not thread-safe: the caller serializes (see hostcache.h).
+ * Not thread-safe but for sc_ccache_unpin: the caller serializes (see
+ * hostcache.h).
  */
 #ifndef SEACACHE_CCACHE_H
 #define SEACACHE_CCACHE_H
@@ -53,6 +54,7 @@ struct sc_ccache_stats {
 	uint64_t bytes_in;	/* bytes copied in by inserts */
 	uint64_t blocks;	/* blocks cached now */
 	uint64_t limit;		/* blocks it may hold now, <= capacity */
+	uint64_t retired;	/* blocks gone whose buffers are still read */
 	uint64_t mem_bytes;	/* all memory held, data included */
 	uint64_t meta_bytes;	/* memory held beyond block data */
 };
@@ -60,17 +62,23 @@ struct sc_ccache_stats {
 /* Blocks one reader pins at once. */
 #define SC_CCACHE_PINS 32
 
+/* Pin counters: a slot's pins count in the one its number hashes to. */
+#define SC_CCACHE_PIN_STRIPES 1024
+
 /*
  * A reader's pinned blocks.  A pinned block's buffer stays allocated and
  * unchanged, so the reader copies it out without holding the caller's
- * lock (two readers copy at once).  A block that leaves the cache while
- * pinned leaves its buffer to its readers (orphaned): the last to unpin
- * frees it, and an insert that would have reused it takes a new one.
+ * lock (two readers copy at once), and unpins it without the lock too: a
+ * pin is a count in its slot's stripe, so the hit path takes the lock
+ * once.  A block that leaves the cache while its stripe counts pins (its
+ * own or, rarely, another slot's) leaves its slot retired, out of the
+ * index and the policy, until the stripe is back to zero: then the
+ * buffer is freed and the slot is free again.  An insert that would have
+ * reused the buffer takes a new one.
  */
 struct sc_ccache_pins {
-	struct sc_ccache_pins *next;	/* the cache's readers */
 	uint32_t n;
-	uint32_t orphaned;		/* bit i: buf[i] left the cache */
+	uint32_t slot[SC_CCACHE_PINS];
 	const void *buf[SC_CCACHE_PINS];
 };
 
@@ -85,7 +93,9 @@ struct sc_ccache {
 	uint32_t free_head;	/* free slots, linked through tab.next */
 	struct sc_policy policy;
 	struct sc_ccache_stats st;
-	struct sc_ccache_pins *readers;	/* with blocks pinned */
+	sc_atomic_t *pins;		/* SC_CCACHE_PIN_STRIPES counters */
+	uint32_t retired_head;		/* retired slots, linked by tab.next */
+	sc_atomic_t retired;		/* how many */
 	void (*on_evict)(void *ctx, const struct sc_hash *h);
 	void *ctx;
 };
@@ -111,8 +121,13 @@ const void *sc_ccache_lookup(struct sc_ccache *cc, const struct sc_hash *h);
  */
 const void *sc_ccache_lookup_pin(struct sc_ccache *cc, const struct sc_hash *h,
 				 struct sc_ccache_pins *p, uint32_t *hint);
-/* Unpin every block of p, freeing those it was the last to hold. */
-void sc_ccache_unpin(struct sc_ccache *cc, struct sc_ccache_pins *p);
+/*
+ * Unpin every block of p.  Needs no lock; true if blocks retired while
+ * pinned wait for sc_ccache_reap (under the caller's lock) to free them.
+ */
+bool sc_ccache_unpin(struct sc_ccache *cc, struct sc_ccache_pins *p);
+/* Free the retired slots whose pins are gone (the caller serializes). */
+void sc_ccache_reap(struct sc_ccache *cc);
 
 /*
  * Place content h (block_size bytes at data) with sharing count share,

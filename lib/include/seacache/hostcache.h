@@ -101,7 +101,10 @@ enum sc_read_result sc_hostcache_read_run(struct sc_hostcache *hc,
 					  uint32_t n, struct sc_ccache_pins *p,
 					  struct sc_hash *h, uint64_t *size,
 					  bool *sized);
-/* Unpin what sc_hostcache_read_run pinned in p. */
+/*
+ * Unpin what sc_hostcache_read_run pinned in p: no lock taken, unless a
+ * block left the cache while pinned and its buffer is to be freed.
+ */
 void sc_hostcache_unpin(struct sc_hostcache *hc, struct sc_ccache_pins *p);
 /* The server says (file, lbn) holds h: SC_CONTENT_HIT or SC_NEED_DATA. */
 enum sc_read_result sc_hostcache_read_hash(struct sc_hostcache *hc,
