@@ -250,20 +250,40 @@ void sc_csimap_set_hint(struct sc_csimap *m, uint32_t entry, uint32_t hint)
 }
 
 void sc_csimap_prefetch(const struct sc_csimap *m, uint64_t file,
-			uint64_t lbn, int stage)
+			uint64_t lbn)
+{
+	sc_prefetch(&m->addr_tab.bucket[addr_key(file, lbn) &
+					m->addr_tab.mask]);
+}
+
+/* Chain links followed at most: a longer chain is rare, and only slower. */
+#define CSI_PREWALK_MAX 4
+
+/*
+ * Racy on purpose: every index read is checked against the capacities
+ * (fixed at creation) before it is used, so a walk that meets an entry
+ * being changed reads only the map's own memory, and finds a wrong entry
+ * or none: a prefetch wasted, the locked lookup unchanged.
+ */
+uint32_t sc_csimap_prewalk(const struct sc_csimap *m, uint64_t file,
+			   uint64_t lbn)
 {
 	uint64_t key = addr_key(file, lbn);
-	uint32_t i;
+	uint32_t i = sc_data_race(m->addr_tab.bucket[key & m->addr_tab.mask]);
+	uint32_t steps, content;
 
-	if (!stage) {
-		sc_prefetch(&m->addr_tab.bucket[key & m->addr_tab.mask]);
-		return;
+	for (steps = 0; steps < CSI_PREWALK_MAX && i < m->cap_e; steps++) {
+		if (sc_data_race(m->e[i].file) == file &&
+		    sc_data_race(m->e[i].lbn) == lbn) {
+			content = sc_data_race(m->e[i].content);
+			if (content < m->cap_c)
+				sc_prefetch(&m->c[content]);
+			sc_prefetch(&m->lru.link[i]);
+			return sc_data_race(m->e[i].hint);
+		}
+		i = sc_data_race(m->addr_tab.next[i]);
 	}
-	i = sc_itab_first(&m->addr_tab, key);
-	if (i != SC_NIL) {
-		sc_prefetch(&m->e[i]);
-		sc_prefetch(&m->addr_tab.next[i]);
-	}
+	return SC_CSI_NO_HINT;
 }
 
 /*

@@ -319,17 +319,19 @@ enum sc_read_result sc_hostcache_read_run(struct sc_hostcache *hc,
 	uint32_t f, i;
 
 	/*
-	 * The lookups' first misses ahead, for all n at once: the index
-	 * buckets with no lock held (stage 0 reads nothing that changes),
-	 * so that another reader waits less for the lock, then the entries
-	 * and their chain links (a single lookup too: a bucket's second
-	 * entry then costs no second wait).
+	 * The lookups' misses ahead, for all n at once and with no lock
+	 * held, so that another reader waits less for the lock: the index
+	 * buckets, then the entries, their contents and cache slots (a
+	 * single lookup too: its chain of misses then costs no wait under
+	 * the lock).
 	 */
 	for (i = 0; i < n; i++)
-		sc_csimap_prefetch(hc->map, file, lbn + i, 0);
-	sc_mutex_lock(&hc->lock);
+		sc_csimap_prefetch(hc->map, file, lbn + i);
 	for (i = 0; i < n; i++)
-		sc_csimap_prefetch(hc->map, file, lbn + i, 1);
+		sc_ccache_prefetch_slot(hc->cache,
+					sc_csimap_prewalk(hc->map, file,
+							  lbn + i));
+	sc_mutex_lock(&hc->lock);
 	if (sc_ccache_unpin(hc->cache, p))
 		sc_ccache_reap(hc->cache);
 	if (sized) {

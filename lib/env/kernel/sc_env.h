@@ -7,6 +7,7 @@
 #define SC_ENV_KERNEL_H
 
 #include <linux/atomic.h>
+#include <linux/compiler.h>
 #include <linux/jiffies.h>
 #include <linux/errno.h>
 #include <linux/ktime.h>
@@ -148,6 +149,9 @@ static inline void sc_prefetch(const void *p)
 {
 	prefetch(p);
 }
+
+/* A racy read, a guess only: KCSAN is told it is meant. */
+#define sc_data_race(expr) data_race(expr)
 
 /* A counter shared without a lock; see the user-space environment. */
 typedef atomic_t sc_atomic_t;

@@ -195,6 +195,12 @@ static inline void sc_prefetch(const void *p)
 }
 
 /*
+ * A read that another thread may be writing: the value is only a guess
+ * (the callers use it for prefetches, never to decide anything).
+ */
+#define sc_data_race(expr) (expr)
+
+/*
  * A counter shared without a lock.  inc is unordered (the caller's lock
  * orders it); inc_return and dec_return are fully ordered; read_acquire
  * orders what follows after the read.

@@ -163,6 +163,19 @@ bool sc_ccache_remove(struct sc_ccache *cc, const struct sc_hash *h);
  */
 uint32_t sc_ccache_shrink(struct sc_ccache *cc, uint32_t n);
 
+/*
+ * Bring in what a hinted lookup reads of slot (any value: out of range is
+ * nothing); no lock needed, nothing read.
+ */
+static inline void sc_ccache_prefetch_slot(const struct sc_ccache *cc,
+					   uint32_t slot)
+{
+	if (slot < cc->capacity) {
+		sc_prefetch(&cc->hash[slot]);
+		sc_prefetch(&cc->block[slot]);
+	}
+}
+
 static inline const void *sc_ccache_slot_data(const struct sc_ccache *cc,
 					      uint32_t slot)
 {

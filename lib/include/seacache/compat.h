@@ -25,6 +25,8 @@
  *     sleeping locks;
  *   sc_clock_ms and sc_clock_us (monotonic milli- and microseconds);
  *   sc_prefetch(p): a hint to bring p's cache line in for reading;
+ *   sc_data_race(expr): expr read while another thread may write it (a
+ *     guess for prefetches only; kernel: data_race, for KCSAN);
  *   sc_atomic_t, a 32-bit counter shared without a lock (zeroed memory is
  *     0), with sc_atomic_inc (unordered), sc_atomic_inc_return and
  *     sc_atomic_dec_return (fully ordered) and sc_atomic_read_acquire;

@@ -98,13 +98,20 @@ bool sc_csimap_lookup_src(struct sc_csimap *m, uint64_t file, uint64_t lbn,
  */
 void sc_csimap_set_hint(struct sc_csimap *m, uint32_t entry, uint32_t hint);
 /*
- * Lookups of several addresses ahead: stage 0 brings in the index bucket
- * of (file, lbn) and reads nothing that changes after creation (it needs
- * no lock); stage 1, once that is in, the entry it leads to.  Hints only:
- * nothing changes.
+ * Ahead of lookups, with no lock held, so that the lookups under the
+ * caller's lock find their memory in the CPU cache rather than wait for
+ * it there (a second reader waits for the lock meanwhile):
+ * sc_csimap_prefetch brings in the index bucket of (file, lbn), for
+ * several addresses at once; sc_csimap_prewalk then follows it to the
+ * address's entry, brings in its content and LRU links, and returns the
+ * entry's hint for the caller to prefetch its own slot (SC_CSI_NO_HINT
+ * if none was found).  Both read the map while others may change it:
+ * what they find is a guess, nothing is changed and nothing decided.
  */
 void sc_csimap_prefetch(const struct sc_csimap *m, uint64_t file,
-			uint64_t lbn, int stage);
+			uint64_t lbn);
+uint32_t sc_csimap_prewalk(const struct sc_csimap *m, uint64_t file,
+			   uint64_t lbn);
 static inline bool sc_csimap_lookup(struct sc_csimap *m, uint64_t file,
 				    uint64_t lbn, struct sc_hash *h)
 {
