@@ -458,12 +458,11 @@ static int read_pushes(struct csi_service *svc, struct sc_rpc_request *rq,
 {
 	const struct csi_read_args *a = rq->args;
 	struct csi_read_res *r = rq->res;
-	uint32_t max = svc->cfg.max_push, first = UINT32_MAX, i, j, k, run;
-	uint32_t from;
+	uint32_t max = svc->cfg.max_push, i, j, k, run, from;
 	struct push_collect pc = { a->file, NULL, 0, 0, 0, 0 };
 	uint64_t t0 = svc_now_ms(svc);
+	bool cut = false, searched = false;
 	struct dstore_attr at;
-	bool cut = false;
 	struct sc_hash *h;
 	uint8_t *mapped;
 
@@ -471,23 +470,20 @@ static int read_pushes(struct csi_service *svc, struct sc_rpc_request *rq,
 		return 0;
 	/* room for one more content's holders before the used set filters */
 	pc.cap = 4 * max + PUSH_HOLDERS_PER_CONTENT;
-	pc.c = malloc(pc.cap * sizeof(*pc.c));
+	pc.c = sc_rpc_req_alloc(rq, pc.cap * sizeof(*pc.c));
 	r->pushed = sc_rpc_req_alloc(rq, max * sizeof(*r->pushed));
 	h = sc_rpc_req_alloc(rq, CSI_MAX_BLOCKS * sizeof(*h));
 	mapped = sc_rpc_req_alloc(rq, CSI_MAX_BLOCKS);
-	if (!pc.c || !r->pushed || !h || !mapped) {
-		free(pc.c);
+	if (!pc.c || !r->pushed || !h || !mapped)
 		return -ENOMEM;
-	}
 	for (i = 0; i < r->nblocks && pc.n < 4 * max; i++) {
 		if (r->blocks[i].kind == CSI_RK_HOLE)
 			continue;
-		if (first == UINT32_MAX)
-			first = i;
-		if (i > first && push_search_over(svc, t0)) {
+		if (searched && push_search_over(svc, t0)) {
 			cut = true;
 			break;
 		}
+		searched = true;
 		from = pc.n;
 		pc.blk = i;
 		pc.found = 0;
@@ -542,7 +538,6 @@ static int read_pushes(struct csi_service *svc, struct sc_rpc_request *rq,
 		/* its used files are gone with it: name none */
 		r->npushed = 0;
 	}
-	free(pc.c);
 	return 0;
 }
 

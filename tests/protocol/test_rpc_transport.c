@@ -147,7 +147,6 @@ static void pipelined_out_of_order(unsigned int workers)
  */
 static void test_request_memory_reused(void **state)
 {
-	struct sc_rpc_server_opts o = { 0 };
 	struct sc_rpc_server_stats st;
 	struct running_server rs;
 	struct sc_rpc_client *c;
@@ -157,7 +156,7 @@ static void test_request_memory_reused(void **state)
 	uint32_t i;
 
 	(void)state;
-	server_start_with(&rs, &o, &test_svc);
+	server_start(&rs, 0, 0);
 	c = client_for(sc_rpc_server_port(rs.srv), 10000);
 	for (i = 0; i < 4; i++) {
 		read_args(&a, 9, (uint64_t)i * 64, 64 - i);
