@@ -112,9 +112,9 @@ struct csi_service {
 	struct sc_prng pick;		/* which holder a delegation names */
 	uint64_t total[C_HOST_COUNT];
 	uint64_t gctr[G_COUNT];
-	/* the last push search ran out of time: search 1 READ in PUSH_PROBE */
+	/* the last push search ran out of time: probe, see push_search_due */
 	bool push_slow;
-	uint32_t push_probe;
+	uint64_t push_probe_at;		/* ms: no probe before */
 };
 
 /* ---- registrations: what every part uses ---- */

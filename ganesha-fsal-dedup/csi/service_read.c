@@ -403,22 +403,42 @@ static int push_file_cmp(const void *x, const void *y)
 #define PUSH_HOLDERS_PER_CONTENT 64
 
 /*
- * Whether a push search that began at t0 has run out of time
- * (cfg.push_search_ms; 0: never).  Pushes are hints, and on the cold
+ * Whether a push search that began at t0 and is at now has run out of
+ * time (cfg.push_search_ms; 0: never).  Pushes are hints, and on the cold
  * index of a restarted server one search of 32 contents read the disk
- * for 35 ms, all of it the READ's own latency.  While the last search
- * ran out of time, and on a service just started, only one READ in
- * PUSH_PROBE searches (the others count in push.searches_skipped), until
- * one is done in time: 8 VMs booting on a restarted server otherwise
- * waited 5-15 ms in their first READs and 50 ms in their second for the
- * same cold CSI-Map pages.
+ * for 35 ms, all of it the READ's own latency.
  */
-#define PUSH_PROBE 16
-
-static bool push_search_over(const struct csi_service *svc, uint64_t t0)
+static bool push_search_over(const struct csi_service *svc, uint64_t t0,
+			     uint64_t now)
 {
 	return svc->cfg.push_search_ms &&
-	       svc_now_ms(svc) - t0 >= svc->cfg.push_search_ms;
+	       now - t0 >= svc->cfg.push_search_ms;
+}
+
+/*
+ * While the last search ran out of time, and on a service just started,
+ * one READ at a time searches, a probe, and the probes take at most
+ * 1 / PUSH_PROBE_SHARE of the time: after a probe of d ms the next waits
+ * PUSH_PROBE_SHARE * d.  The other READs count in push.searches_skipped.
+ * Searching one READ in 16 instead still read 35 MiB more of the index
+ * from disk than the 60 MiB the boot storm's data took (each cold
+ * CSI-Map lookup reads about 0.5 MiB around it), and doubled its p99.
+ */
+#define PUSH_PROBE_SHARE 20
+
+/* Whether a READ's pushes are searched now.  Lock held. */
+static bool push_search_due(struct csi_service *svc)
+{
+	uint64_t now;
+
+	if (!svc->push_slow)
+		return true;
+	now = svc_now_ms(svc);
+	if (now < svc->push_probe_at)
+		return false;
+	/* one probe at a time: it sets the next when it ends */
+	svc->push_probe_at = now + PUSH_PROBE_SHARE * svc->cfg.push_search_ms;
+	return true;
 }
 
 /*
@@ -451,7 +471,7 @@ static bool push_keep_used(struct csi_service *svc, const struct host_ref *hr,
  * from disk delays no other call.  Past its time (push_search_over) it
  * looks up no further content and confirms no further run, but always
  * the first of each, and counts the cut (push.searches_cut); the READs
- * after it then search only as probes.  Lock not held.
+ * after it then search only as probes (push_search_due).  Lock not held.
  */
 static int read_pushes(struct csi_service *svc, struct sc_rpc_request *rq,
 		       const struct host_ref *hr)
@@ -460,7 +480,7 @@ static int read_pushes(struct csi_service *svc, struct sc_rpc_request *rq,
 	struct csi_read_res *r = rq->res;
 	uint32_t max = svc->cfg.max_push, i, j, k, run, from;
 	struct push_collect pc = { a->file, NULL, 0, 0, 0, 0 };
-	uint64_t t0 = svc_now_ms(svc);
+	uint64_t t0 = svc_now_ms(svc), now;
 	bool cut = false, searched = false;
 	struct dstore_attr at;
 	struct sc_hash *h;
@@ -479,7 +499,7 @@ static int read_pushes(struct csi_service *svc, struct sc_rpc_request *rq,
 	for (i = 0; i < r->nblocks && pc.n < 4 * max; i++) {
 		if (r->blocks[i].kind == CSI_RK_HOLE)
 			continue;
-		if (searched && push_search_over(svc, t0)) {
+		if (searched && push_search_over(svc, t0, svc_now_ms(svc))) {
 			cut = true;
 			break;
 		}
@@ -503,7 +523,7 @@ static int read_pushes(struct csi_service *svc, struct sc_rpc_request *rq,
 	qsort(pc.c, pc.n, sizeof(*pc.c), push_file_cmp);
 	/* confirm each run of blocks of one file from one snapshot */
 	for (i = 0; i < pc.n; i = j) {
-		if (i && push_search_over(svc, t0)) {
+		if (i && push_search_over(svc, t0, svc_now_ms(svc))) {
 			cut = true;
 			break;
 		}
@@ -529,10 +549,13 @@ static int read_pushes(struct csi_service *svc, struct sc_rpc_request *rq,
 			r->npushed++;
 		}
 	}
+	now = svc_now_ms(svc);
 	if (svc_relock(svc, hr)) {
 		count(svc, hr->h, C_PUSH_ENTRIES, r->npushed);
 		svc->gctr[G_PUSH_SEARCHES_CUT] += cut;
-		svc->push_slow = push_search_over(svc, t0);
+		svc->push_slow = push_search_over(svc, t0, now);
+		if (svc->push_slow)
+			svc->push_probe_at = now + PUSH_PROBE_SHARE * (now - t0);
 		pthread_mutex_unlock(&svc->lock);
 	} else {
 		/* its used files are gone with it: name none */
@@ -647,8 +670,7 @@ int svc_read(struct csi_service *svc, struct sc_rpc_request *rq,
 	}
 	read_account(svc, hr, want, r);
 	svc_used_mark(svc, hr->h, a->file);
-	search = (a->flags & CSI_READ_ACCEPT_PUSH) &&
-		 (!svc->push_slow || !(++svc->push_probe % PUSH_PROBE));
+	search = (a->flags & CSI_READ_ACCEPT_PUSH) && push_search_due(svc);
 	svc->gctr[G_PUSH_SEARCHES_SKIPPED] +=
 		(a->flags & CSI_READ_ACCEPT_PUSH) && !search;
 	pthread_mutex_unlock(&svc->lock);

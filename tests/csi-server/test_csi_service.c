@@ -1185,8 +1185,9 @@ static uint32_t read_pushed(struct env *e, struct reg g)
 /*
  * A push search past its time (push_search_ms) looks up no further
  * content, though always the first, and counts the cut.  On a service
- * just started, and after a search that ran out of time, only 1 READ in
- * 16 searches, until one search is done in time.  With the clock moving
+ * just started, and after a search that ran out of time, one READ at a
+ * time searches (a probe), and the probes take at most a twentieth of
+ * the time: after a probe of d ms, none for 20 d.  With the clock moving
  * 1 ms at each reading, the probe READ of MAX_BLOCKS blocks pushes the
  * first block's other holder alone.
  */
@@ -1195,6 +1196,7 @@ static void test_push_search_cut(void **state)
 	struct csi_service_config cfg;
 	struct csi_read_res r;
 	struct sc_rpc_reply *rep;
+	uint64_t t0, took;
 	struct env e;
 	struct reg A;
 	uint32_t i;
@@ -1206,12 +1208,12 @@ static void test_push_search_cut(void **state)
 	env_start_cfg(&e, &cfg);
 	A = hello(&e, 1, CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER | CSI_FEAT_PUSH);
 	touch_file(&e, A, ino_c2);
-	for (i = 1; i < 16; i++)
-		assert_int_equal(read_pushed(&e, A), 0);
-	assert_int_equal(counter(&e, 0, "push.searches_skipped"), 15);
+	/* the service's first READ probes, and runs out of time */
 	atomic_store(&fake_tick_ms, 1);
+	t0 = atomic_load(&fake_ms);
 	do_read(&e, A, NULL, 0, ino_c1, MAX_BLOCKS, MAX_BLOCKS,
 		CSI_READ_WANT_DATA | CSI_READ_ACCEPT_PUSH, &r, &rep);
+	took = atomic_load(&fake_ms) - t0;
 	atomic_store(&fake_tick_ms, 0);
 	assert_int_equal(r.status, CSI_OK);
 	assert_int_equal(r.npushed, 1);
@@ -1219,13 +1221,18 @@ static void test_push_search_cut(void **state)
 	assert_int_equal(r.pushed[0].lbn, MAX_BLOCKS);
 	sc_rpc_reply_free(rep);
 	assert_int_equal(counter(&e, 0, "push.searches_cut"), 1);
-	for (i = 1; i < 16; i++)
+	assert_int_equal(counter(&e, 0, "push.searches_skipped"), 0);
+	/* no probe before 20 times its time has passed */
+	for (i = 0; i < 15; i++)
 		assert_int_equal(read_pushed(&e, A), 0);
-	assert_int_equal(counter(&e, 0, "push.searches_skipped"), 30);
-	/* the probe, in time now: every READ searches again */
+	atomic_fetch_add(&fake_ms, 19);
+	assert_int_equal(read_pushed(&e, A), 0);
+	assert_int_equal(counter(&e, 0, "push.searches_skipped"), 16);
+	/* then the probe, in time now: every READ searches again */
+	atomic_fetch_add(&fake_ms, 20 * took);
 	assert_int_equal(read_pushed(&e, A), MAX_BLOCKS);
 	assert_int_equal(read_pushed(&e, A), MAX_BLOCKS);
-	assert_int_equal(counter(&e, 0, "push.searches_skipped"), 30);
+	assert_int_equal(counter(&e, 0, "push.searches_skipped"), 16);
 	assert_int_equal(counter(&e, 0, "push.searches_cut"), 1);
 	env_stop(&e);
 }
