@@ -617,11 +617,11 @@ static ssize_t write_held(struct dstore *ds, uint64_t ino, uint64_t off,
 			  const struct sc_hash *known, struct block_plan *p,
 			  size_t n, uint8_t *scratch, struct dstore_attr *out)
 {
-	uint64_t first = off >> ds->bshift, size;
+	uint64_t first = off >> ds->bshift;
 	struct sc_hash *cur = malloc(n * sizeof(*cur));
 	uint8_t *mapped = malloc(n);
 	struct wb_range hr = { .bufs = NULL };
-	struct dstore_attr a;
+	struct dstore_attr a, seen;
 	struct inode_rec ir;
 	size_t n_silent = 0;
 	MDB_txn *txn;
@@ -662,14 +662,25 @@ static ssize_t write_held(struct dstore *ds, uint64_t ino, uint64_t off,
 			p[i].kind = PLAN_SILENT;
 			n_silent++;
 		}
+		/* what the index has once the held write is flushed */
+		if (held)
+			mapped[i] = now != NULL;
 	}
 	atomic_fetch_add(&ds->silent_pending, n_silent);
 	inode_to_attr(ino, &ir, &a);
-	wb_attr_apply(&hr.a, &a);
-	size = a.size;
-	/* nothing changes: nothing held */
-	if (n_silent < n || off + len > size)
-		rc = wb_hold(ds, ino, p, mapped, n, off + len, ir.change, &a);
+	seen = a;
+	wb_attr_apply(&hr.a, &seen);
+	/*
+	 * nothing changes: nothing held.  The change id goes on from the one
+	 * the write saw, held writes included: a flush may index and let go
+	 * of them before wb_hold, and the index's id read above predates
+	 * that flush, so going on from it would hand the flushed id out again.
+	 */
+	if (n_silent < n || off + len > seen.size)
+		rc = wb_hold(ds, ino, p, mapped, n, off + len, seen.change,
+			     &a);
+	else
+		a = seen;
 	if (!rc && out)
 		*out = a;
 out:

@@ -486,7 +486,8 @@ void wb_attr_apply(const struct wb_attr *wa, struct dstore_attr *a);
 /*
  * Holds the blocks of p that are not PLAN_SILENT (data or PLAN_HOLE) and
  * the file's new end; mapped[i]: the index maps block i (for the mapped
- * block count); change is the file's change id in the index.
+ * block count); change is the file's change id as the write found it
+ * (the index's, or its held writes' if higher).
  * Waits for room while the buffer is full.  a (optional) is the index's
  * attributes, made what the file looks like after the write.
  */

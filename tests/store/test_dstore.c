@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -309,7 +310,8 @@ static void test_data_cases(void **state)
 	expect(f, ino, 3 * BS + 11, ref + 3 * BS + 11, 3 * BS);
 
 	/* zeros are holes; truncate zeroes the tail; extension reads zeros */
-	put(f, ino, BS, z, BS);
+	assert_int_equal(dstore_write(f->ds, ino, BS, z, BS, false, &a), BS);
+	assert_int_equal(a.blocks_mapped, 4);	/* as the write answers */
 	memset(ref + BS, 0, BS);
 	assert_int_equal(dstore_getattr(f->ds, ino, &a), 0);
 	assert_int_equal(a.blocks_mapped, 4);	/* 0, 2, 3, 6 */
@@ -973,6 +975,71 @@ static void test_write_blocks_exclusive(void **state)
 }
 
 /*
+ * Every write that changes a file's data gives it a new change id, even
+ * when a flush indexes and lets go of the file's held writes while the
+ * write is being planned: that flush commits the held change id to the
+ * index after the write read the index's, and a write-back entry made
+ * anew from the index's older one handed the same id out again (hosts
+ * then kept mappings of the older data under it).  A thread flushes
+ * without pause while one block is rewritten with new content.
+ */
+#define CHANGE_WRITES 3000
+#define CHANGE_FLUSHES 300
+#define CHANGE_WRITES_MAX 300000
+
+struct flusher {
+	struct fixture *f;
+	atomic_bool stop;
+	atomic_ulong flushes;
+};
+
+static void *flusher_main(void *arg)
+{
+	struct flusher *fl = arg;
+
+	while (!atomic_load(&fl->stop)) {
+		if (!WCHECK_EQ(dstore_sync(fl->f->ds), 0))
+			break;
+		atomic_fetch_add(&fl->flushes, 1);
+	}
+	return NULL;
+}
+
+static void test_change_across_flushes(void **state)
+{
+	struct fixture *f = *state;
+	struct flusher fl = { .f = f };
+	uint64_t ino = mkfile(f, DSTORE_ROOT_INO, "chg"), last = 0;
+	struct dstore_attr pre, post;
+	unsigned int reused = 0;
+	uint8_t b[BS];
+	pthread_t t;
+	int i;
+
+	atomic_init(&fl.flushes, 0);
+	atomic_init(&fl.stop, false);
+	assert_int_equal(pthread_create(&t, NULL, flusher_main, &fl), 0);
+	/* enough writes, and enough flushes among them to meet one */
+	for (i = 0; i < CHANGE_WRITES_MAX &&
+	     (i < CHANGE_WRITES || atomic_load(&fl.flushes) < CHANGE_FLUSHES);
+	     i++) {
+		fill(b, BS, 3000 + (uint64_t)i);
+		assert_int_equal(write_blocks(f, ino, 0, 1, b, NULL, NULL, BS,
+					      false, &pre, &post), 0);
+		reused += post.change <= pre.change || pre.change < last;
+		last = post.change;
+	}
+	atomic_store(&fl.stop, true);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	worker_checks_passed();
+	printf("%d writes, %lu flushes, %u change ids not new\n", i,
+	       atomic_load(&fl.flushes), reused);
+	assert_int_equal(reused, 0);
+	expect(f, ino, 0, b, BS);
+	fsck_clean(f);
+}
+
+/*
  * A chunk's check is the store's format: whatever XXH3 implementation
  * computes it (the x86 dispatcher's vector code), it is the value of the
  * reference XXH3_64bits, here the library's plain entry point, for every
@@ -1020,6 +1087,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_writeback_contents, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_blocks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_blocks_exclusive, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_change_across_flushes, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
