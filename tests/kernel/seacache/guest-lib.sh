@@ -35,7 +35,8 @@ scfs_stat() { cat "$(scfs_stats "$1")/$2"; }
 host_done=0
 host_do() {
 	host_done=$((host_done + 1))
-	echo "SCFS-HOST-DO: $host_done $*"
+	# the end mark: host-side.sh may read the console mid-line
+	echo "SCFS-HOST-DO: $host_done $* :END"
 	# a directory opened is revalidated (close-to-open): ls sees new names
 	until ls $lower | grep -qx "scfs-ack-$host_done"; do
 		sleep 0.5

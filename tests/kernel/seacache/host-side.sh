@@ -18,8 +18,8 @@
 # after HELLO malformed) and CSI_GARBAGE_PORT (every reply malformed).
 #
 # The guest asks for host-side actions with a console line
-#   SCFS-HOST-DO: N ACTION [ARGS]
-# (N counting from 1) and waits until the export has a file scfs-ack-N:
+#   SCFS-HOST-DO: N ACTION [ARGS] :END
+# (N counting from 1; a line without its end mark is still being written) and waits until the export has a file scfs-ack-N:
 #   csi-restart               the CSI service restarted (a new epoch; ganesha
 #                             restarts as a whole, NFS clients recover)
 #   csi-stop / csi-start      the plain relay killed / started again
@@ -170,12 +170,13 @@ echo "host-side: images written, booting the guest" >&2
 guest=$!
 done_n=0
 while kill -0 "$guest" 2>/dev/null; do
-	line=$(grep -a -o "SCFS-HOST-DO: $((done_n + 1)) .*" "$log" |
+	line=$(grep -a -o "SCFS-HOST-DO: $((done_n + 1)) .* :END" "$log" |
 		head -n 1 | tr -d '\r' || true)
 	if [ -z "$line" ]; then
 		sleep 0.2
 		continue
 	fi
+	line=${line% :END}
 	# shellcheck disable=SC2086 # the action's words
 	set -- ${line#SCFS-HOST-DO: * }
 	echo "host-side: $*" >&2
