@@ -46,6 +46,7 @@ struct dedup_fsal_module {
 	uint32_t csi_features;		/* CSI_FEAT_* offered */
 	uint32_t csi_max_push;
 	uint32_t csi_push_search_ms;
+	bool csi_delegate_cached;
 	uint32_t csi_token_seconds;
 	uint32_t csi_workers;
 	uint32_t csi_max_calls_per_conn;

@@ -131,6 +131,8 @@ static struct config_item dedup_items[] = {
 		       dedup_fsal_module, csi_max_push),
 	CONF_ITEM_UI32("CSI_Push_Search_Ms", 0, 1000, 2, dedup_fsal_module,
 		       csi_push_search_ms),
+	CONF_ITEM_BOOL("CSI_Delegate_Cached", false, dedup_fsal_module,
+		       csi_delegate_cached),
 	CONF_ITEM_UI32("CSI_Token_Lifetime", 1, SC_PEER_TOKEN_MAX_AHEAD, 30,
 		       dedup_fsal_module, csi_token_seconds),
 	CONF_ITEM_UI32("CSI_Workers", 1, 64, 16, dedup_fsal_module,
@@ -287,6 +289,7 @@ static void csi_start_locked(struct dedup_store *st)
 		.features = DEDUP.csi_features,
 		.max_push = DEDUP.csi_max_push,
 		.push_search_ms = DEDUP.csi_push_search_ms,
+		.delegate_cached = DEDUP.csi_delegate_cached,
 		.token_seconds = DEDUP.csi_token_seconds,
 		.hooks = &hooks,
 	};

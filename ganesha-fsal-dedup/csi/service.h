@@ -71,6 +71,9 @@ struct csi_service_config {
 				   * forgotten first: that costs pushes only */
 	uint32_t push_search_ms;  /* a READ's push search stops looking
 				   * after this long; 0: never */
+	bool delegate_cached;	  /* delegate reads of content in the
+				   * server's memory too, not only what it
+				   * would read from its disk */
 	/*
 	 * NULL: every host may read and write every file of the store, and
 	 * LOOKUP knows no export (for tools and tests without exports).

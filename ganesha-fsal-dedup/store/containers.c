@@ -147,9 +147,10 @@ uint64_t slots_reserve(struct dstore *ds, uint64_t n)
 #define IO_RUN_IOV 1024
 
 /* Slots first .. first + n - 1 of one container, one block buffer each. */
-static int io_run(struct dstore *ds, bool wr, uint64_t first, unsigned int n,
-		  void *const *bufs)
+static int io_run(struct dstore *ds, enum slot_io io, uint64_t first,
+		  unsigned int n, void *const *bufs)
 {
+	bool wr = io == SLOT_WRITE;
 	struct iovec iov[IO_RUN_IOV];
 	off_t off;
 	int fd = container_fd(ds, first, &off);
@@ -170,9 +171,14 @@ static int io_run(struct dstore *ds, bool wr, uint64_t first, unsigned int n,
 		if (wr)
 			got = pwritev(fd, iov, cnt, off + (off_t)done);
 		else
-			got = preadv(fd, iov, cnt, off + (off_t)done);
+			got = preadv2(fd, iov, cnt, off + (off_t)done,
+				      io == SLOT_READ_CACHED ? RWF_NOWAIT : 0);
 		if (got < 0 && errno == EINTR)
 			continue;
+		/* not all in the page cache, or no NOWAIT reads here */
+		if (got < 0 && io == SLOT_READ_CACHED &&
+		    (errno == EAGAIN || errno == EOPNOTSUPP))
+			return -EAGAIN;
 		if (got < 0) {
 			int e = errno;
 
@@ -202,14 +208,14 @@ static int io_run(struct dstore *ds, bool wr, uint64_t first, unsigned int n,
 	return 0;
 }
 
-int slots_rw(struct dstore *ds, bool wr, uint64_t first, size_t n,
+int slots_rw(struct dstore *ds, enum slot_io io, uint64_t first, size_t n,
 	     void *const *bufs)
 {
 	while (n > 0) {
 		uint64_t room = ds->slots_per_container -
 				first % ds->slots_per_container;
 		unsigned int run = (unsigned int)(n < room ? n : room);
-		int rc = io_run(ds, wr, first, run, bufs);
+		int rc = io_run(ds, io, first, run, bufs);
 
 		if (rc)
 			return rc;

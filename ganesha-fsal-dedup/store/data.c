@@ -79,7 +79,7 @@ static int verify(struct dstore *ds, const struct block_loc *loc,
 int block_read_verified(struct dstore *ds, const struct block_loc *loc,
 			const struct sc_hash *h, void *buf)
 {
-	int rc = slots_rw(ds, false, loc->slot, 1, &buf);
+	int rc = slots_rw(ds, SLOT_READ, loc->slot, 1, &buf);
 
 	return rc ? rc : verify(ds, loc, h, buf);
 }
@@ -151,8 +151,9 @@ static int read_plan(struct dstore *ds, MDB_txn *txn, uint64_t ino,
  * block through a bounce buffer.  Holes, the gaps between the planned
  * blocks, are zeroed; nothing is written twice.
  */
-static int read_blocks(struct dstore *ds, const struct read_block *rb,
-		       size_t n, uint64_t off, uint8_t *buf, size_t len)
+static int read_blocks(struct dstore *ds, enum slot_io io,
+		       const struct read_block *rb, size_t n, uint64_t off,
+		       uint8_t *buf, size_t len)
 {
 	uint8_t *bounce = NULL;
 	void *stack_bufs[64], **bufs = stack_bufs;
@@ -181,7 +182,7 @@ static int read_blocks(struct dstore *ds, const struct read_block *rb,
 			run++;
 		}
 		if (run > 0) {
-			rc = slots_rw(ds, false, rb[i].loc.slot, run, bufs);
+			rc = slots_rw(ds, io, rb[i].loc.slot, run, bufs);
 			for (size_t j = 0; j < run && !rc; j++)
 				rc = verify(ds, &rb[i + j].loc, &rb[i + j].h,
 					    bufs[j]);
@@ -196,7 +197,9 @@ static int read_blocks(struct dstore *ds, const struct read_block *rb,
 				break;
 			}
 		}
-		rc = block_read_verified(ds, &rb[i].loc, &rb[i].h, bounce);
+		/* a partial block is cached or not: not worth finding out */
+		rc = io == SLOT_READ_CACHED ? -EAGAIN :
+		     block_read_verified(ds, &rb[i].loc, &rb[i].h, bounce);
 		if (!rc) {
 			uint64_t to = bstart + ds->bsize < off + len ?
 				      bstart + ds->bsize : off + len;
@@ -236,8 +239,8 @@ static void read_held(struct dstore *ds, struct wb_buf *const *bufs,
 	}
 }
 
-ssize_t dstore_read(struct dstore *ds, uint64_t ino, uint64_t off, void *buf,
-		    size_t len, bool *eof)
+static ssize_t store_read(struct dstore *ds, enum slot_io io, uint64_t ino,
+			  uint64_t off, void *buf, size_t len, bool *eof)
 {
 	struct inode_rec ir;
 	struct read_block stack_rb[64], *rb = stack_rb;
@@ -283,7 +286,7 @@ ssize_t dstore_read(struct dstore *ds, uint64_t ino, uint64_t off, void *buf,
 		       rb, &n);
 	mdb_txn_abort(txn);
 	if (!rc)
-		rc = read_blocks(ds, rb, n, off, buf, len);
+		rc = read_blocks(ds, io, rb, n, off, buf, len);
 	if (!rc && hr.a.held)
 		read_held(ds, hr.bufs, hr.held, first, off, buf, len);
 	if (rb != stack_rb)
@@ -293,6 +296,18 @@ out_unlock:
 	pthread_rwlock_unlock(&ds->reclaim_lock);
 	wb_range_put(&hr);
 	return rc ? rc : (ssize_t)len;
+}
+
+ssize_t dstore_read(struct dstore *ds, uint64_t ino, uint64_t off, void *buf,
+		    size_t len, bool *eof)
+{
+	return store_read(ds, SLOT_READ, ino, off, buf, len, eof);
+}
+
+ssize_t dstore_read_cached(struct dstore *ds, uint64_t ino, uint64_t off,
+			   void *buf, size_t len, bool *eof)
+{
+	return store_read(ds, SLOT_READ_CACHED, ino, off, buf, len, eof);
 }
 
 /*
@@ -391,7 +406,7 @@ static int plan_store(struct dstore *ds, struct write_intent *batch,
 			bufs[k++] = (void *)p->data;
 		}
 	}
-	rc = slots_rw(ds, true, first, n_new, bufs);
+	rc = slots_rw(ds, SLOT_WRITE, first, n_new, bufs);
 	free(bufs);
 	return rc;
 }

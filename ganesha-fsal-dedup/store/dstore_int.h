@@ -373,8 +373,14 @@ int containers_open(struct dstore *ds);
 void containers_close(struct dstore *ds);
 /* Reserves n consecutive slots; returns the first. */
 uint64_t slots_reserve(struct dstore *ds, uint64_t n);
+/*
+ * How slots_rw goes to the containers.  SLOT_READ_CACHED reads only what
+ * is in the page cache (preadv2 RWF_NOWAIT): -EAGAIN, nothing read from
+ * the disk, if a block is not (or the kernel cannot tell).
+ */
+enum slot_io { SLOT_READ, SLOT_READ_CACHED, SLOT_WRITE };
 /* Reads or writes slots first .. first + n - 1, block i at bufs[i]. */
-int slots_rw(struct dstore *ds, bool wr, uint64_t first, size_t n,
+int slots_rw(struct dstore *ds, enum slot_io io, uint64_t first, size_t n,
 	     void *const *bufs);
 int slot_punch(struct dstore *ds, uint64_t slot);
 /* fdatasync every container written since the last call. */

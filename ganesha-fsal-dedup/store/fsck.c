@@ -437,7 +437,7 @@ static int chunk_entry_check(struct fsck *f, MDB_cursor *c, MDB_val *k,
 		buf = malloc(f->ds->bsize);
 		if (!buf)
 			return -ENOMEM;
-		rc = slots_rw(f->ds, false, cr.slot, 1, (void **)&buf);
+		rc = slots_rw(f->ds, SLOT_READ, cr.slot, 1, (void **)&buf);
 		if (!rc) {
 			struct sc_hash got;
 

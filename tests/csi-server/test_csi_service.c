@@ -9,6 +9,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -144,6 +145,8 @@ static void default_cfg(struct csi_service_config *cfg)
 	cfg->max_evict = MAX_EVICT;
 	cfg->max_push = MAX_PUSH;
 	cfg->clock_ms = fake_clock;
+	/* the tests' store is in the page cache: delegate all the same */
+	cfg->delegate_cached = true;
 }
 
 static void env_start_workers(struct env *e,
@@ -1333,6 +1336,67 @@ static void test_coop(void **state)
 	env_stop(&e);
 }
 
+/* The store's data leaves the page cache: synced, then dropped. */
+static void store_drop_cached(void)
+{
+	char path[sizeof(store_dir) + 32];
+	size_t i;
+	int fd;
+
+	assert_int_equal(dstore_sync(ds), 0);
+	for (i = 0;; i++) {
+		snprintf(path, sizeof(path), "%s/containers/%08zu.dat",
+			 store_dir, i);
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			break;
+		assert_int_equal(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED),
+				 0);
+		close(fd);
+	}
+	assert_true(i > 0);
+}
+
+/*
+ * The server's own memory first (CSI_Delegate_Cached off, the default):
+ * a content a peer holds is delegated only when the server would read
+ * it from its disk.
+ */
+static void test_coop_disk_first(void **state)
+{
+	const uint32_t coop = CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER |
+			      CSI_FEAT_COOP;
+	const uint32_t deleg = CSI_READ_WANT_DATA | CSI_READ_ACCEPT_DELEG;
+	const uint32_t from = 3 * MAX_BLOCKS, half = MAX_BLOCKS / 2;
+	struct csi_service_config cfg;
+	struct csi_hello_res ha;
+	struct env e;
+	struct reg A, B;
+
+	(void)state;
+	hooks_cfg(&cfg);
+	cfg.delegate_cached = false;
+	env_start_cfg(&e, &cfg);
+	ha = hello_peer(&e, 1, coop, "127.0.0.1", 7001);
+	A.host = ha.host;
+	A.epoch = ha.epoch;
+	B = hello(&e, 2, coop);
+	read_clone_expect(&e, A, NULL, 0, ino_c1, from, MAX_BLOCKS,
+			  CSI_READ_WANT_DATA, CSI_RK_DATA, UINT32_MAX, 0);
+	/* A holds them and the server has them in memory: data */
+	read_clone_expect(&e, B, NULL, 0, ino_c2, from, half, deleg,
+			  CSI_RK_DATA, UINT32_MAX, 0);
+	assert_int_equal(counter(&e, B.host, "read.delegated_blocks"), 0);
+	/* off its disk they would come: A serves them */
+	store_drop_cached();
+	read_clone_expect(&e, B, NULL, 0, ino_c2, from + half, half, deleg,
+			  CSI_RK_DELEGATED, UINT32_MAX, 0);
+	assert_int_equal(counter(&e, B.host, "read.delegated_blocks"), half);
+	assert_int_equal(counter(&e, A.host, "peer.delegations_served"),
+			 half);
+	env_stop(&e);
+}
+
 /* WRITE; the caller frees *rep. */
 static void write_call(struct env *e, struct reg g, uint64_t file,
 		       uint64_t lbn, uint64_t end, uint32_t stable,
@@ -1830,6 +1894,7 @@ int main(void)
 		cmocka_unit_test(test_push),
 		cmocka_unit_test(test_push_search_cut),
 		cmocka_unit_test(test_coop),
+		cmocka_unit_test(test_coop_disk_first),
 		cmocka_unit_test(test_dedup_write),
 		cmocka_unit_test(test_lookup_access),
 		cmocka_unit_test(test_workers_race),

@@ -46,6 +46,8 @@ static int start(void)
 		.max_blocks = 16,
 		.max_evict = hb_max_evict,
 		.max_push = 64,
+		/* its store is in the page cache: delegate all the same */
+		.delegate_cached = true,
 	};
 	struct sc_rpc_server_opts so = { .port = port, .workers = 2 };
 

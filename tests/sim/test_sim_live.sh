@@ -5,7 +5,9 @@
 # and every CSI variant, then seacache-sim replays the same workload files
 # with the lab's parameters.  Per storm and variant, the server->hosts
 # data and the peer->host data of the two must agree within 5% of the
-# live run's total.
+# live run's total.  The server delegates whatever a peer holds
+# (--delegate-cached): its memory holds the small images, and by default
+# it would delegate next to nothing.
 # usage: test_sim_live.sh BUILD_DIR WORKDIR
 set -euo pipefail
 build=${1:?usage: test_sim_live.sh BUILD_DIR WORKDIR}
@@ -25,6 +27,7 @@ fail() {
 rm -rf "$work"
 "$lab" --build "$build" --synthetic --size-mib 32 --hosts $hosts --vms $vms \
 	--cache-mib $cache_mib --variants "$variants" --storms "$storms" --no-sim \
+	--delegate-cached \
 	--keep "$work" >"$work.log" 2>&1 || { tail -n 30 "$work.log"; fail "the lab failed"; }
 live=$work/report/results.csv
 [ -s "$live" ] || fail "no $live"
@@ -38,7 +41,7 @@ wldir=$(dirname "$wl")
 for storm in $storms; do
 	"$sim" --variants baseline,dedup-read,w-tracker,ss-push,coop-cache,dedup-rw,seacache \
 		--vms $((hosts * vms)) --vms-per-host $vms --host-cache "${cache_mib}M" \
-		--block-size 4k --quiet --no-header "$wldir/$storm.wl" |
+		--block-size 4k --delegate-cached --quiet --no-header "$wldir/$storm.wl" |
 		awk -F, -v storm="$storm" '{ print storm, $2, $25, $27 }'
 done >"$work/sim.rows"
 

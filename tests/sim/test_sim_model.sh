@@ -47,14 +47,23 @@ echo "single-flight: 800 reads of 200 contents: $misses fetched, $waits waited"
 [ "$misses" -eq 200 ] || fail "each content fetched once: $misses, not 200"
 [ "$waits" -eq 600 ] || fail "600 reads wait for a fetch in flight: $waits"
 
-# Delegation: host 1 reads what host 0 read earlier; the server caches it all.
+# Delegation: host 1 reads what host 0 read earlier.  A server cache that
+# holds it all sends it itself, unless told to delegate cached content too;
+# one of a single block delegates all but the content still in it.
 awk 'BEGIN { print "# seacache-workload v1 block_size=4096"
 	for (b = 0; b < 100; b++) printf "0 0 R 0 %d 1 %032x\n", b, b + 1
 	for (b = 0; b < 100; b++) printf "1000000 1 R 1 %d 1 %032x\n", b, b + 1 }' >"$dir/dl.wl"
-row=$("$sim" --variants coop-cache --vms-per-host 1 --host-cache 1000 --server-cache 1000 \
-	--quiet --no-header "$dir/dl.wl")
-peer=$(echo "$row" | cut -d, -f27)
-data=$(echo "$row" | cut -d, -f25)
-echo "delegation: peer bytes $peer, server data bytes $data"
-[ "$peer" -eq $((100 * 4096)) ] || fail "host 1's 100 blocks come from host 0"
-[ "$data" -eq $((100 * 4096)) ] || fail "the server sends host 0's 100 blocks only"
+# server cache, option, peer blocks, server data blocks
+for c in "1000 - 0 200" "1000 --delegate-cached 100 100" "1 - 99 101"; do
+	# shellcheck disable=SC2086 # the case's words
+	set -- $c
+	opt=""
+	[ "$2" = - ] || opt=$2
+	row=$("$sim" --variants coop-cache --vms-per-host 1 --host-cache 1000 \
+		--server-cache "$1" ${opt:+"$opt"} --quiet --no-header "$dir/dl.wl")
+	peer=$(echo "$row" | cut -d, -f27)
+	data=$(echo "$row" | cut -d, -f25)
+	echo "delegation, server cache $1 $2: peer bytes $peer, server data bytes $data"
+	[ "$peer" -eq $(($3 * 4096)) ] || fail "server cache $1 $2: $3 blocks from the peer"
+	[ "$data" -eq $(($4 * 4096)) ] || fail "server cache $1 $2: $4 blocks from the server"
+done

@@ -54,7 +54,7 @@ struct opts {
 	const char *vm_cache, *server_cache, *format, *csv, *server_policy;
 	uint32_t vms_per_host, hash_bytes, hdr_bytes, max_push, window;
 	double net_ms, disk_ms;
-	bool header, quiet;
+	bool header, quiet, delegate_cached;
 	const char *trace;
 };
 
@@ -87,6 +87,8 @@ static void usage(FILE *f)
 		"  --vm-cache SIZE       each VM's private LRU cache (default 0: none)\n"
 		"  --server-cache SIZE   the server's content cache (default 10%%)\n"
 		"  --server-policy P     the server cache's policy (default lru)\n"
+		"  --delegate-cached     coop: delegate content the server's cache holds too\n"
+		"                        (CSI_Delegate_Cached; default: only server misses)\n"
 		"  --block-size LIST     4k..64k (default 4k)\n"
 		"  --vms LIST            replay the first N VMs (default: all)\n"
 		"  --vms-per-host K      VMs per host (default 10); hosts = ceil(vms/K), <= 64\n"
@@ -196,7 +198,7 @@ enum {
 	O_MODE = 256, O_VARIANTS, O_POLICY, O_HOST_CACHE, O_VM_CACHE,
 	O_SERVER_CACHE, O_SERVER_POLICY, O_BLOCK_SIZE, O_VMS, O_VPH, O_NET,
 	O_DISK, O_HASH, O_HDR, O_PUSH, O_WINDOW, O_FORMAT, O_CSV, O_NOHDR, O_QUIET,
-	O_CONFIG, O_HELP,
+	O_CONFIG, O_HELP, O_DELEG_CACHED,
 };
 
 static const struct option longopts[] = {
@@ -207,6 +209,7 @@ static const struct option longopts[] = {
 	{ "vm-cache", required_argument, NULL, O_VM_CACHE },
 	{ "server-cache", required_argument, NULL, O_SERVER_CACHE },
 	{ "server-policy", required_argument, NULL, O_SERVER_POLICY },
+	{ "delegate-cached", no_argument, NULL, O_DELEG_CACHED },
 	{ "block-size", required_argument, NULL, O_BLOCK_SIZE },
 	{ "vms", required_argument, NULL, O_VMS },
 	{ "vms-per-host", required_argument, NULL, O_VPH },
@@ -350,6 +353,9 @@ static int apply(struct opts *o, int id, const char *val)
 		return 0;
 	case O_QUIET:
 		o->quiet = true;
+		return 0;
+	case O_DELEG_CACHED:
+		o->delegate_cached = true;
 		return 0;
 	case O_CONFIG:
 		return read_config(o, val);
@@ -694,6 +700,7 @@ static int run_all(struct opts *o)
 							.variant = vars[ivar],
 							.policy = o->policies.v[ip],
 							.server_policy = o->server_policy,
+							.delegate_cached = o->delegate_cached,
 							.block_size = bs,
 							.vms = vms,
 							.vms_per_host = o->vms_per_host,

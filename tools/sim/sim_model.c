@@ -601,9 +601,14 @@ static double read_block(struct sim *s, uint32_t vm, uint32_t host,
 		lat = 2 * rtt + server_read(s, c);
 		host_load(s, h, a, c, SC_DC_READ);
 		flight_put(&h->fl, c, now + lat, now);
-	} else if (s->coop &&
+	} else if (s->coop && (s->p.delegate_cached ||
+				!sc_dcache_holds(&s->server, ckey(c))) &&
 		   (peer = delegate_to(s, host, c, now, &ready)) != NIL) {
-		/* Delegated to a peer holding c: data host to host. */
+		/*
+		 * Delegated to a peer holding c, as the live service does:
+		 * only what the server would read from its disk (unless
+		 * delegate_cached).  Data host to host.
+		 */
 		s->r.read_misses++;
 		bytes(s, 0, 2 * s->p.hash_bytes);
 		s->r.peer_bytes += s->p.block_size + s->p.hdr_bytes;

@@ -35,6 +35,8 @@ struct sim_params {
 	enum sc_variant variant;	/* system mode */
 	const char *policy;		/* host cache / the cache */
 	const char *server_policy;	/* "lru" */
+	/* coop: delegate content the server's cache holds too */
+	bool delegate_cached;
 	uint32_t block_size;
 	uint32_t vms;			/* 0: every VM of the trace */
 	uint32_t vms_per_host;
