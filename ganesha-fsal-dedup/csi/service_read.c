@@ -360,7 +360,10 @@ static void read_undelegate_cached(struct csi_service *svc,
 	}
 }
 
-/* The data of each run of DATA blocks, in one store read per run. */
+/*
+ * The data of each run of DATA blocks not read yet (read_undelegate_cached
+ * read some), in one store read per run.
+ */
 static int read_data(struct csi_service *svc, const struct csi_read_args *a,
 		     struct csi_read_block *b, uint32_t n, uint8_t *data)
 {
@@ -369,7 +372,8 @@ static int read_data(struct csi_service *svc, const struct csi_read_args *a,
 	ssize_t got;
 
 	for (i = 0; i < n; i = j) {
-		for (j = i; j < n && b[j].kind == CSI_RK_DATA; j++)
+		for (j = i; j < n && b[j].kind == CSI_RK_DATA && !b[j].data.p;
+		     j++)
 			;
 		if (j == i) {
 			j++;
