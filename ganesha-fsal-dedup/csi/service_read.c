@@ -318,75 +318,55 @@ static void read_kinds(struct csi_service *svc, const struct csi_read_args *a,
 }
 
 /*
- * Unless cfg.delegate_cached, the server delegates only what it would
- * read from its disk (the paper's rule: its own cache first, then the
- * peers').  Each run of DELEGATED blocks whose data is all in memory
- * becomes DATA; the token made for it is dropped.  The tracker counts
- * the content held either way.  In a storm whose VMs read in step the
- * content a peer holds is mostly still in the server's page cache, and a
- * peer fetch, one more round trip after the READ's, then only slows the
- * READ down.
- */
-static void read_undelegate_cached(struct csi_service *svc,
-				   const struct csi_read_args *a,
-				   struct csi_read_block *b, uint32_t n,
-				   uint8_t *data)
-{
-	uint32_t bs = svc->block_size, i, j, k;
-	bool eof;
-	ssize_t got;
-
-	for (i = 0; i < n; i = j) {
-		for (j = i; j < n && b[j].kind == CSI_RK_DELEGATED; j++)
-			;
-		if (j == i) {
-			j++;
-			continue;
-		}
-		got = dstore_read_cached(svc->ds, a->file, (a->lbn + i) * bs,
-					 data + (size_t)i * bs,
-					 (size_t)(j - i) * bs, &eof);
-		if (got != (ssize_t)(j - i) * bs)
-			continue;
-		for (k = i; k < j; k++) {
-			struct sc_hash h = b[k].hash;
-
-			memset(&b[k], 0, sizeof(b[k]));
-			b[k].kind = CSI_RK_DATA;
-			b[k].hash = h;
-			b[k].data.p = data + (size_t)k * bs;
-			b[k].data.len = bs;
-		}
-	}
-}
-
-/*
- * The data of each run of DATA blocks not read yet (read_undelegate_cached
- * read some), in one store read per run.
+ * The data of the reply, one store read per run of blocks of one kind:
+ * each run of DATA blocks, and unless cfg.delegate_cached each run of
+ * DELEGATED ones too, which becomes DATA if all of it is in memory (its
+ * token dropped).  So the server delegates only what it would read from
+ * its disk (the paper's rule: its own cache first, then the peers'): in
+ * a storm whose VMs read in step the content a peer holds is mostly
+ * still in the server's page cache, and a peer fetch, one more round
+ * trip after the READ's, then only slows the READ down.  The tracker
+ * counts the content held either way.
  */
 static int read_data(struct csi_service *svc, const struct csi_read_args *a,
 		     struct csi_read_block *b, uint32_t n, uint8_t *data)
 {
-	uint32_t bs = svc->block_size, i, j, k;
+	uint32_t bs = svc->block_size, i, j, k, kind;
+	size_t len;
 	bool eof;
 	ssize_t got;
 
 	for (i = 0; i < n; i = j) {
-		for (j = i; j < n && b[j].kind == CSI_RK_DATA && !b[j].data.p;
-		     j++)
+		kind = b[i].kind;
+		for (j = i + 1; j < n && b[j].kind == kind; j++)
 			;
-		if (j == i) {
-			j++;
+		len = (size_t)(j - i) * bs;
+		if (kind == CSI_RK_DATA) {
+			got = dstore_read(svc->ds, a->file, (a->lbn + i) * bs,
+					  data + (size_t)i * bs, len, &eof);
+			if (got < 0)
+				return (int)got;
+		} else if (kind == CSI_RK_DELEGATED &&
+			   !svc->cfg.delegate_cached) {
+			got = dstore_read_cached(svc->ds, a->file,
+						 (a->lbn + i) * bs,
+						 data + (size_t)i * bs, len,
+						 &eof);
+			if (got != (ssize_t)len)
+				continue;
+		} else {
 			continue;
 		}
-		got = dstore_read(svc->ds, a->file, (a->lbn + i) * bs,
-				  data + (size_t)i * bs, (size_t)(j - i) * bs,
-				  &eof);
-		if (got < 0)
-			return (int)got;
 		for (k = i; k < j; k++) {
 			size_t at = (size_t)(k - i) * bs;
 
+			if (kind == CSI_RK_DELEGATED) {
+				struct sc_hash h = b[k].hash;
+
+				memset(&b[k], 0, sizeof(b[k]));
+				b[k].kind = CSI_RK_DATA;
+				b[k].hash = h;
+			}
 			b[k].data.p = data + (size_t)k * bs;
 			b[k].data.len = (size_t)got <= at ? 0 :
 					(uint32_t)((size_t)got - at < bs ?
@@ -691,8 +671,6 @@ int svc_read(struct csi_service *svc, struct sc_rpc_request *rq,
 		}
 		read_kinds(svc, a, hr, &rh, r->blocks, n);
 		pthread_mutex_unlock(&svc->lock);
-		if (!svc->cfg.delegate_cached)
-			read_undelegate_cached(svc, a, r->blocks, n, data);
 		rc = read_data(svc, a, r->blocks, n, data);
 		st = svc_file_attr(svc, a->file, &a1);
 		if (st != CSI_OK) {

@@ -182,8 +182,8 @@ ssize_t dstore_read(struct dstore *ds, uint64_t ino, uint64_t off,
 /*
  * dstore_read when all of it is in memory (the page cache or held
  * writes): -EAGAIN, having read nothing from the disk, when a block is
- * not (a partial block counts as not).  The CSI service delegates a read to a peer host only
- * for data the server would have to read from its disk.
+ * not (a partial block counts as not).  The CSI service delegates a read
+ * to a peer host only for data the server would have to read from disk.
  */
 ssize_t dstore_read_cached(struct dstore *ds, uint64_t ino, uint64_t off,
 			   void *buf, size_t len, bool *eof);

@@ -9,8 +9,8 @@
  * call's thread, and on leaving wakes one other waiting thread to read
  * next.  (Waking them all at each reply cost every caller a futile
  * wake-up per reply: on 2 cores shared by 4 VM threads, the lab's scan
- * spent a tenth of the host's time in such hand-offs.)  Sending takes its own lock, so a slow send never stops replies
- * from being read.  A broken connection fails the calls in flight with
+ * spent a tenth of the host's time in such hand-offs.)  Sending takes
+ * its own lock, so a slow send never stops replies from being read.  A broken connection fails the calls in flight with
  * -ECONNRESET and is reopened by the next sc_rpc_start: calls are not
  * retransmitted, because only the caller knows whether repeating one is
  * harmless.
