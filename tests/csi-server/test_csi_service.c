@@ -1106,8 +1106,9 @@ static void touch_file(struct env *e, struct reg g, uint64_t file)
 
 /*
  * SS-Push: entries name blocks of other files the host uses that hold the
- * contents of the reply, each true of its file's state; never the call's
- * own file, never a file the host has not used, at most max_push.
+ * contents the reply sends, each true of its file's state; never the
+ * call's own file, never a file the host has not used, at most max_push,
+ * none for hash answers.
  */
 static void test_push(void **state)
 {
@@ -1154,6 +1155,14 @@ static void test_push(void **state)
 	/* ... which A then reads as hash only: no further data */
 	read_clone_expect(&e, A, NULL, 0, ino_c2, MAX_BLOCKS, MAX_BLOCKS,
 			  CSI_READ_WANT_DATA, CSI_RK_HASH, UINT32_MAX, 0);
+	/* a reply of hash answers pushes nothing: A got them with the data */
+	do_read(&e, A, NULL, 0, ino_c1, MAX_BLOCKS, MAX_BLOCKS,
+		CSI_READ_WANT_DATA | CSI_READ_ACCEPT_PUSH, &r, &rep);
+	assert_int_equal(r.status, CSI_OK);
+	for (i = 0; i < r.nblocks; i++)
+		assert_int_equal(r.blocks[i].kind, CSI_RK_HASH);
+	assert_int_equal(r.npushed, 0);
+	sc_rpc_reply_free(rep);
 
 	/* without ACCEPT_PUSH, or for B that never used c2: none */
 	read_clone_expect(&e, A, NULL, 0, ino_c1, 0, 8, CSI_READ_WANT_DATA,
@@ -1170,7 +1179,10 @@ static void test_push(void **state)
 	env_stop(&e);
 }
 
-/* A READ of c1's second MAX_BLOCKS blocks with ACCEPT_PUSH: its pushes. */
+/*
+ * A READ of c1's second MAX_BLOCKS blocks with ACCEPT_PUSH: its pushes.
+ * FORCE_DATA: pushes follow data answers, and the host holds the blocks.
+ */
 static uint32_t read_pushed(struct env *e, struct reg g)
 {
 	struct csi_read_res r;
@@ -1178,7 +1190,8 @@ static uint32_t read_pushed(struct env *e, struct reg g)
 	uint32_t n;
 
 	do_read(e, g, NULL, 0, ino_c1, MAX_BLOCKS, MAX_BLOCKS,
-		CSI_READ_WANT_DATA | CSI_READ_ACCEPT_PUSH, &r, &rep);
+		CSI_READ_WANT_DATA | CSI_READ_FORCE_DATA | CSI_READ_ACCEPT_PUSH,
+		&r, &rep);
 	assert_int_equal(r.status, CSI_OK);
 	n = r.npushed;
 	sc_rpc_reply_free(rep);

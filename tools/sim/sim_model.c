@@ -491,7 +491,10 @@ static void bytes(struct sim *s, uint64_t data, uint64_t csi)
 	s->r.server_bytes += data + csi + s->p.hdr_bytes;
 }
 
-/* SS-Push: the server sends the other addresses of c on this host. */
+/*
+ * SS-Push: the server sends the other addresses of c on this host, with
+ * c itself (not with a hash answer: the host got them with c).
+ */
 static void push(struct sim *s, uint32_t host, uint32_t a, uint32_t c)
 {
 	uint64_t bit = 1ull << host;
@@ -624,7 +627,8 @@ static double read_block(struct sim *s, uint32_t vm, uint32_t host,
 		host_load(s, h, a, c, SC_DC_READ);
 		flight_put(&h->fl, c, now + lat, now);
 	}
-	if (s->push)
+	/* as the live service: the other holders of a content sent now */
+	if (s->push && !held)
 		push(s, host, a, c);
 	return lat;
 }
