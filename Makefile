@@ -31,7 +31,7 @@ help:
 	@echo "                  service's READ targets (csi-service-bench), the simulator's trace replay beside libCacheSim's"
 	@echo "                  and seacache.ko against plain NFS in a guest (bench-kernel)"
 	@echo "make bench-fsal   NFS over FSAL_VFS vs FSAL_DEDUP only (scripts/fsal-bench)"
-	@echo "make bench-storms the lab's boot and scan storms, Baseline against SeaCache, $(STORM_ROUNDS)"
+	@echo "make bench-storms the lab's boot, scan and patch storms, Baseline against SeaCache, $(STORM_ROUNDS)"
 	@echo "                  interleaved rounds: median, range and ratio to the Baseline per round"
 	@echo "make bench-kernel seacache.ko against the plain NFS mount in a QEMU guest, as ratios"
 	@echo "make sim-plots    seacache-sim on a generated VDI workload: CSV and paper-style PNGs in plots/"
@@ -121,7 +121,7 @@ bench: build
 STORM_ROUNDS ?= 5
 bench-storms: build
 	@scripts/install-deps lab
-	scripts/lab --build $(abspath $(BUILD)) --storms "boot scan" \
+	scripts/lab --build $(abspath $(BUILD)) --storms "boot scan patch" \
 		--variants "nfs seacache" --rounds $(STORM_ROUNDS) --no-sim $(LAB_ARGS)
 
 bench-fsal: build
