@@ -245,7 +245,7 @@ static int wr_call(struct wr *w, uint64_t lbn, struct wr_blk *b, uint32_t n,
 	struct host_pin *spare = NULL;
 	struct csi_write_res res;
 	struct host_call c;
-	uint64_t bo, gen;
+	uint64_t bo, gen, since;
 	uint32_t i, len;
 	int err;
 
@@ -273,7 +273,9 @@ static int wr_call(struct wr *w, uint64_t lbn, struct wr_blk *b, uint32_t n,
 		w->wb[i].data.len = len;
 	}
 	sc_hostcache_write_begin(h->hc, w->file);
+	since = sc_clock_us();
 	err = host_call(h, CSI_PROC_WRITE, &a.hdr, &a, &res, &c);
+	host_time_add(h, SC_HT_WRITE, since);
 	if (err) {
 		sc_hostcache_write_end(h->hc, w->file, false, 0, 0, 0);
 		pins_free_list(spare);
@@ -570,7 +572,7 @@ static int host_commit(struct sc_host *h, uint64_t file)
 	struct host_pin *done;
 	struct host_reg before;
 	struct host_call c;
-	uint64_t seq;
+	uint64_t seq, since;
 	int tries, err;
 
 	/* nothing of the file is unstable from this host: nothing to ask */
@@ -584,7 +586,9 @@ static int host_commit(struct sc_host *h, uint64_t file)
 		sc_mutex_lock(&h->lock);
 		seq = h->pin_seq;
 		sc_mutex_unlock(&h->lock);
+		since = sc_clock_us();
 		err = host_call(h, CSI_PROC_COMMIT, &a.hdr, &a, &res, &c);
+		host_time_add(h, SC_HT_COMMIT, since);
 		if (err)
 			return err;
 		err = host_status_err(c.status);

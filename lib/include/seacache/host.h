@@ -131,6 +131,8 @@ enum sc_host_time_kind {
 	SC_HT_HASH_WAIT,	/* HASH answers waiting for earlier READs */
 	SC_HT_FLIGHT_WAIT,	/* blocks waiting for another read's flight */
 	SC_HT_SERVE_WAIT,	/* a peer read waiting for our READs */
+	SC_HT_WRITE,		/* a WRITE, sent to answered */
+	SC_HT_COMMIT,		/* a COMMIT, sent to answered */
 	SC_HT_KINDS
 };
 
