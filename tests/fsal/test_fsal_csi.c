@@ -457,7 +457,9 @@ static uint32_t lookup(const struct host *h, const char *exp,
  * The CSI-Map's entries of newly written content are applied by the
  * store's housekeeper (every second): pushes can name them only then.
  * Waits (bounded) until a probe host is pushed c2's last block (c2 was
- * written whole before: its earlier blocks are applied with it).
+ * written whole before: its earlier blocks are applied with it).  Its
+ * reads FORCE_DATA: pushes follow data answers, and after the first the
+ * server knows the probe holds the block.
  */
 static void wait_csimap(void)
 {
@@ -471,7 +473,8 @@ static void wait_csimap(void)
 		uint32_t n;
 
 		read_call(p, c1_id, NBLK - 1, 1,
-			  CSI_READ_WANT_DATA | CSI_READ_ACCEPT_PUSH, &r, &rep);
+			  CSI_READ_WANT_DATA | CSI_READ_FORCE_DATA |
+			  CSI_READ_ACCEPT_PUSH, &r, &rep);
 		assert_int_equal(r.status, CSI_OK);
 		n = r.npushed;
 		sc_rpc_reply_free(rep);
