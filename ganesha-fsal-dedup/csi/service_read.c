@@ -469,6 +469,28 @@ static bool push_search_due(struct csi_service *svc)
 }
 
 /*
+ * Whether a reply sends the block's content (data, or a peer's): only
+ * those contents' other holders are pushed.  A block answered by hash is
+ * of a content the host got before, with the pushes of that reply.  (On
+ * the lab's scan a host then received 10-14 k entries instead of 31-33 k,
+ * and as many of them hit.)
+ */
+static bool read_block_sends(const struct csi_read_block *b)
+{
+	return b->kind == CSI_RK_DATA || b->kind == CSI_RK_DELEGATED;
+}
+
+static bool read_sends_content(const struct csi_read_res *r)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->nblocks; i++)
+		if (read_block_sends(&r->blocks[i]))
+			return true;
+	return false;
+}
+
+/*
  * Of pc->c[from..], keeps the candidates in files hr's host uses; false
  * when its registration is gone.  Takes the lock, for the used set alone.
  */
@@ -524,14 +546,7 @@ static int read_pushes(struct csi_service *svc, struct sc_rpc_request *rq,
 	if (!pc.c || !r->pushed || !h || !mapped)
 		return -ENOMEM;
 	for (i = 0; i < r->nblocks && pc.n < 4 * max; i++) {
-		/*
-		 * Only contents the host gets now: it learnt the other
-		 * holders of a content answered by hash when it got that
-		 * content.  (On the lab's scan a host then received 10-14 k
-		 * entries instead of 31-33 k, and as many of them hit.)
-		 */
-		if (r->blocks[i].kind != CSI_RK_DATA &&
-		    r->blocks[i].kind != CSI_RK_DELEGATED)
+		if (!read_block_sends(&r->blocks[i]))
 			continue;
 		if (searched && push_search_over(svc, t0, svc_now_ms(svc))) {
 			cut = true;
@@ -641,7 +656,7 @@ int svc_read(struct csi_service *svc, struct sc_rpc_request *rq,
 	uint8_t *data = NULL;
 	uint32_t n = 0, st;
 	int tries, rc = 0;
-	bool search;
+	bool search, wants;
 
 	st = read_flags_check(hr->h, a->flags);
 	if (st == CSI_OK && a->count > svc->cfg.max_blocks)
@@ -704,9 +719,13 @@ int svc_read(struct csi_service *svc, struct sc_rpc_request *rq,
 	}
 	read_account(svc, hr, want, r);
 	svc_used_mark(svc, hr->h, a->file);
-	search = (a->flags & CSI_READ_ACCEPT_PUSH) && push_search_due(svc);
-	svc->gctr[G_PUSH_SEARCHES_SKIPPED] +=
-		(a->flags & CSI_READ_ACCEPT_PUSH) && !search;
+	/*
+	 * A reply of hash answers and holes has nothing to push: it neither
+	 * searches nor takes a probe (whose end would clear push_slow).
+	 */
+	wants = (a->flags & CSI_READ_ACCEPT_PUSH) && read_sends_content(r);
+	search = wants && push_search_due(svc);
+	svc->gctr[G_PUSH_SEARCHES_SKIPPED] += wants && !search;
 	pthread_mutex_unlock(&svc->lock);
 	if (search)
 		rc = read_pushes(svc, rq, hr);
