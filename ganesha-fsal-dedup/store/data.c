@@ -45,11 +45,19 @@ int data_init(struct dstore *ds)
 	pthread_rwlockattr_destroy(&ra);
 	for (int i = 0; !rc && i < DSTORE_WRITE_STRIPES; i++)
 		rc = pthread_rwlock_init(&ds->write_stripe[i], NULL);
+	if (!rc)
+		rc = pthread_mutex_init(&ds->sync_lock, NULL);
+	if (!rc)
+		rc = pthread_cond_init(&ds->sync_cond, NULL);
+	/* the first sync syncs the index, whatever opening it wrote */
+	atomic_init(&ds->idx_commits, 1);
 	return -rc;
 }
 
 void data_fini(struct dstore *ds)
 {
+	pthread_cond_destroy(&ds->sync_cond);
+	pthread_mutex_destroy(&ds->sync_lock);
 	for (int i = 0; i < DSTORE_WRITE_STRIPES; i++)
 		pthread_rwlock_destroy(&ds->write_stripe[i]);
 	pthread_rwlock_destroy(&ds->reclaim_lock);
@@ -838,16 +846,62 @@ int dstore_read_content(struct dstore *ds, const struct sc_hash *h,
 	return rc;
 }
 
+/*
+ * One sync: the containers still marked dirty, then the index's meta
+ * page (MDB_NOMETASYNC), unless no transaction committed since the last
+ * sync.  sync_lock is let go meanwhile.
+ */
+static int sync_locked(struct dstore *ds)
+{
+	uint64_t upto = ds->sync_asked;
+	uint64_t commits = atomic_load(&ds->idx_commits);
+	int rc;
+
+	ds->syncing = true;
+	pthread_mutex_unlock(&ds->sync_lock);
+	rc = containers_sync(ds);
+	if (!rc && commits != ds->idx_synced)
+		rc = idx_err(ds, mdb_env_sync(ds->env, 1), "index sync");
+	pthread_mutex_lock(&ds->sync_lock);
+	ds->syncing = false;
+	if (!rc) {
+		ds->sync_done = upto;
+		ds->syncs++;
+		ds->index_syncs += commits != ds->idx_synced;
+		ds->idx_synced = commits;
+	}
+	pthread_cond_broadcast(&ds->sync_cond);
+	return rc;
+}
+
+/*
+ * Group commit: a caller's writes are flushed before it takes its
+ * ticket, so a sync that starts after that covers them.  A sync under
+ * way may have missed them (it may even have passed their container):
+ * the caller waits for it and then runs, or joins, the next one.  N
+ * concurrent COMMITs cost two syncs at most, not N one after another.
+ * A failed sync answers its own caller; the waiters try again.
+ */
 int dstore_sync(struct dstore *ds)
 {
+	uint64_t ticket;
 	int rc;
 
 	if (ds->read_only)
 		return 0;
 	rc = wb_flush(ds);
-	if (!rc)
-		rc = containers_sync(ds);
-	return rc ? rc : idx_err(ds, mdb_env_sync(ds->env, 1), "index sync");
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&ds->sync_lock);
+	ticket = ++ds->sync_asked;
+	while (!rc && ds->sync_done < ticket) {
+		if (ds->syncing)
+			pthread_cond_wait(&ds->sync_cond, &ds->sync_lock);
+		else
+			rc = sync_locked(ds);
+	}
+	pthread_mutex_unlock(&ds->sync_lock);
+	return rc;
 }
 
 /*

@@ -183,6 +183,22 @@ struct dstore {
 
 	/* index.c: one write transaction, with its aftermath, at a time */
 	pthread_mutex_t write_lock;
+	/* transactions committed, counted from 1 (0: never synced) */
+	_Atomic uint64_t idx_commits;
+
+	/*
+	 * data.c: group commit.  Callers of dstore_sync take tickets in
+	 * order; one sync at a time covers every ticket taken before it
+	 * started, so concurrent COMMITs share its fdatasyncs.
+	 */
+	pthread_mutex_t sync_lock;
+	pthread_cond_t sync_cond;	/* a sync ended */
+	uint64_t sync_asked;		/* the last ticket taken */
+	uint64_t sync_done;		/* every ticket up to it is durable */
+	uint64_t idx_synced;		/* idx_commits the last sync covered */
+	uint64_t syncs;			/* syncs run */
+	uint64_t index_syncs;		/* of them, those that synced the index */
+	bool syncing;
 
 	/* pending.c: fresh chunks; readers look here under reclaim_lock */
 	pthread_mutex_t fresh_lock;

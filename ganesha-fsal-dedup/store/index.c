@@ -118,6 +118,8 @@ int wtxn_end(struct wtxn *w, int rc)
 		return rc;
 	}
 	rc = idx_err(ds, mdb_txn_commit(w->txn), "index commit");
+	/* even a failed commit may have written pages a sync must cover */
+	atomic_fetch_add(&ds->idx_commits, 1);
 	if (!rc)
 		fresh_commit(w);
 	wtxn_release(w);

@@ -3,7 +3,8 @@
  * The dedup store on its own (no Ganesha): namespace semantics, data round
  * trips through every block case, dedup and silent-write accounting,
  * reclamation, persistence, corruption detection, fsck and repair,
- * concurrent writers, and writers through a full write-back buffer.  Runs under ASan/UBSan too.
+ * concurrent writers, group commit, and writers through a full write-back
+ * buffer.  Runs under ASan/UBSan too.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -722,6 +723,92 @@ static void test_concurrent_writers(void **state)
 	fsck_clean(f);
 }
 
+/* A writer that makes its block stable with dstore_sync. */
+struct syncer {
+	struct fixture *f;
+	uint64_t ino;
+	int id;
+};
+
+static void *syncer_main(void *arg)
+{
+	struct syncer *w = arg;
+	uint8_t b[BS];
+
+	fill(b, BS, 7000 + (uint64_t)w->id);
+	if (WCHECK_EQ(dstore_write(w->f->ds, w->ino, 0, b, BS, false, NULL),
+		      BS))
+		WCHECK_EQ(dstore_sync(w->f->ds), 0);
+	return NULL;
+}
+
+/* Syncs run, and of them those that synced the index. */
+static void syncs_run(struct dstore *ds, uint64_t *all, uint64_t *index)
+{
+	pthread_mutex_lock(&ds->sync_lock);
+	*all = ds->syncs;
+	*index = ds->index_syncs;
+	pthread_mutex_unlock(&ds->sync_lock);
+}
+
+/*
+ * Group commit: syncs that find one under way wait for it and then share
+ * one more (the test holds a sync "under way" until all eight wait); a
+ * sync after no index transaction leaves the index alone; the writes are
+ * there after a reopen.
+ */
+static void test_sync_group(void **state)
+{
+	struct fixture *f = *state;
+	struct dstore *ds = f->ds;
+	struct syncer w[8];
+	pthread_t t[8];
+	uint64_t all, index, all_now, index_now, asked;
+	uint8_t b[BS];
+	char name[16];
+
+	assert_int_equal(dstore_sync(ds), 0);
+	syncs_run(ds, &all, &index);
+	assert_int_equal(dstore_sync(ds), 0);
+	syncs_run(ds, &all_now, &index_now);
+	assert_int_equal(all_now, all + 1);
+	assert_int_equal(index_now, index);
+
+	pthread_mutex_lock(&ds->sync_lock);
+	ds->syncing = true;
+	asked = ds->sync_asked;
+	pthread_mutex_unlock(&ds->sync_lock);
+	for (int i = 0; i < 8; i++) {
+		snprintf(name, sizeof(name), "s%d", i);
+		w[i] = (struct syncer){ f, mkfile(f, DSTORE_ROOT_INO, name), i };
+		assert_int_equal(pthread_create(&t[i], NULL, syncer_main, &w[i]),
+				 0);
+	}
+	for (;;) {
+		pthread_mutex_lock(&ds->sync_lock);
+		if (ds->sync_asked == asked + 8)
+			break;
+		pthread_mutex_unlock(&ds->sync_lock);
+		usleep(1000);
+	}
+	ds->syncing = false;
+	pthread_cond_broadcast(&ds->sync_cond);
+	pthread_mutex_unlock(&ds->sync_lock);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+	worker_checks_passed();
+	syncs_run(ds, &all, &index);
+	assert_int_equal(all, all_now + 1);
+	assert_int_equal(index, index_now + 1);
+	assert_int_equal(ds->sync_done, asked + 8);
+
+	store_reopen(f);
+	for (int i = 0; i < 8; i++) {
+		fill(b, BS, 7000 + (uint64_t)i);
+		expect(f, w[i].ino, 0, b, BS);
+	}
+}
+
 /*
  * Writers through a write-back buffer of the smallest size: it fills
  * again and again, so writers wait for flushes (their own or another's),
@@ -1083,6 +1170,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_corruption, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fsck_repair, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_writers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sync_group, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_writeback_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_writeback_contents, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_blocks, setup, teardown),
