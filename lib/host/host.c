@@ -408,6 +408,7 @@ int sc_host_create(const struct sc_host_config *cfg, struct sc_host **out)
 	h->peer = cfg->peer;
 	h->requested = sc_variants[cfg->variant].features;
 	h->cache_blocks = cfg->cache_blocks;
+	h->max_pins = host_max_pins(cfg->cache_blocks);
 	err = host_register(h, 0);
 	if (err)
 		goto fail;

@@ -48,6 +48,7 @@ struct sc_host {
 	struct csi_peer_addr peer;
 	uint32_t requested;	/* features */
 	uint32_t cache_blocks;
+	uint32_t max_pins;	/* unstable blocks kept before a write commits */
 	uint32_t bs;		/* B, fixed by the first HELLO */
 	uint32_t bshift;	/* log2(bs): offsets to blocks by shifts */
 	uint32_t io_retries;	/* a call's tries after transport errors */
@@ -138,6 +139,8 @@ int host_file_size(struct sc_host *h, uint64_t file, uint64_t *size);
 int host_pins_resend(struct sc_host *h, uint64_t file);
 /* Does the host keep unstable blocks of file (uncommitted writes)? */
 bool host_file_pinned(struct sc_host *h, uint64_t file);
+/* The unstable blocks a host of that cache keeps, at most (max_pins). */
+uint32_t host_max_pins(uint32_t cache_blocks);
 void host_pins_free(struct sc_host *h);
 
 #endif /* SEACACHE_HOST_PRIV_H */

@@ -17,8 +17,21 @@
  */
 #include "host_priv.h"
 
-/* Unstable blocks kept before a write commits its file by itself. */
-#define HOST_MAX_PINS 4096u
+/*
+ * Unstable blocks a host keeps (copies, outside its cache) before a write
+ * commits its file by itself: a quarter of the cache's blocks, at least
+ * 4096.  As an NFS client's dirty limit, this bounds the memory and lets
+ * a burst of writes (a patch storm) run without a COMMIT in the middle,
+ * whose flush and sync on the server the writing VM would wait for.
+ */
+#define HOST_MIN_PINS 4096u
+
+uint32_t host_max_pins(uint32_t cache_blocks)
+{
+	return cache_blocks / 4 > HOST_MIN_PINS ? cache_blocks / 4 :
+						   HOST_MIN_PINS;
+}
+
 /*
  * Rounds of re-sending and COMMIT, or of a WRITE and the resend it
  * raced, while the server keeps restarting.
@@ -557,7 +570,7 @@ static ssize_t host_write(struct sc_host *h, uint64_t file, uint64_t off,
 	sc_free(bounce[1]);
 	if (err)
 		return err;
-	if (npins > HOST_MAX_PINS) {
+	if (npins > h->max_pins) {
 		err = sc_host_commit(h, file);
 		if (err)
 			return err;

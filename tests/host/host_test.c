@@ -18,6 +18,7 @@
  *   - memory given back (a shrinker's sc_host_shrink): notices sent, the
  *     blocks read again as DATA, the cache grown back;
  *   - Dedup-W NEED_DATA after a new epoch emptied the tracker;
+ *   - the unstable blocks kept before a write commits by itself;
  *   - unstable writes while each allocation in turn fails: a write fails
  *     with -ENOMEM or every byte it acknowledged survives a server that
  *     lost its unstable data;
@@ -878,6 +879,43 @@ static int put_drained(void *ctx, uint64_t off, const void *data,
 }
 
 /*
+ * The unstable blocks a host keeps before a write commits its file by
+ * itself: a quarter of its cache, at least 4096.  A host of 64 Ki blocks
+ * keeps 4097 (a patch storm's burst on a lab host); one of 256 commits the
+ * file when the 4097th is written, that one too.
+ */
+static void test_pins_limit(void **state)
+{
+	static const uint32_t cache[] = { 65536, 256 }, kept[] = { 4097, 0 };
+	uint8_t *buf = malloc(4097 * BS);
+	(void)state;
+	assert_non_null(buf);
+	for (int k = 0; k < 2; k++) {
+		struct th *t = th_new(0x70 + k, SC_VARIANT_SEACACHE, cache[k],
+				      PEER_NONE);
+		struct sc_prng r;
+		uint64_t id;
+		char name[32];
+
+		snprintf(name, sizeof(name), "pins-limit-%d", k);
+		sc_prng_seed(&r, SEED + 700 + (uint64_t)k);
+		sc_prng_fill(&r, buf, 4097 * BS);
+		id = hb_create(name, NULL, 0);
+		assert_int_equal(sc_host_write(t->h, id, 0, buf, 4096 * BS,
+					       false), 4096 * BS);
+		assert_int_equal(th_stats(t).pinned_blocks, 4096);
+		assert_int_equal(sc_host_write(t->h, id, 4096 * BS,
+					       buf + 4096 * BS, BS, false), BS);
+		assert_int_equal(th_stats(t).pinned_blocks, kept[k]);
+		assert_int_equal(sc_host_commit(t->h, id), 0);
+		assert_int_equal(th_stats(t).pinned_blocks, 0);
+		check_server(name, buf, 4097 * BS);
+		th_free(t);
+	}
+	free(buf);
+}
+
+/*
  * A kernel host whose service is gone hands its unstable blocks to the
  * NFS mount (sc_host_pins_drain), the newest last; then a COMMIT has
  * nothing to ask the server.
@@ -1377,6 +1415,7 @@ int main(void)
 		cmocka_unit_test(test_restart_read),
 		cmocka_unit_test(test_restart_write),
 		cmocka_unit_test(test_pins_drain),
+		cmocka_unit_test(test_pins_limit),
 		cmocka_unit_test(test_need_data),
 		cmocka_unit_test(test_alloc_failure),
 		cmocka_unit_test(test_random),
