@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "backends.h"
@@ -198,6 +199,17 @@ bad:
 	return -1;
 }
 
+/* The process's user + system CPU time so far, in seconds. */
+static double cpu_seconds(void)
+{
+	struct rusage u;
+
+	if (getrusage(RUSAGE_SELF, &u))
+		return 0;
+	return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+	       (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
 /* struct host_totals's counters, in its order, as the lab names them. */
 static const struct {
 	const char *key;
@@ -234,10 +246,10 @@ static void print_totals(const struct host_totals *t, size_t from, size_t to,
 
 static void print_json(const struct opts *o, const char *label,
 		       const struct replay *r, const struct vm_result *res,
-		       const struct host_totals *t)
+		       const struct host_totals *t, double cpu_s)
 {
-	printf("{\"host\": \"%s\", \"mode\": \"%s\", \"vms\": [", o->name,
-	       label);
+	printf("{\"host\": \"%s\", \"mode\": \"%s\", \"cpu_s\": %.3f, \"vms\": [",
+	       o->name, label, cpu_s);
 	for (unsigned int v = 0; v < r->nvms; v++) {
 		const struct vm_result *x = &res[v];
 
@@ -256,16 +268,17 @@ static void print_json(const struct opts *o, const char *label,
 	printf("}\n");
 }
 
+/* cpu_s: the process's CPU time during the replay (its VMs' requests). */
 static void print_results(const struct opts *o, const struct replay *r,
 			  const struct vm_result *res,
-			  const struct host_totals *t)
+			  const struct host_totals *t, double cpu_s)
 {
 	const char *label = strcmp(o->mode, "csi") ? o->mode : o->variant;
 	struct vm_result sum = { 0 };
 	double lat_mean = 0, p50 = 0, p99 = 0, secs = 0, start = 0, end = 0;
 
 	if (o->json) {
-		print_json(o, label, r, res, t);
+		print_json(o, label, r, res, t, cpu_s);
 		return;
 	}
 
@@ -304,23 +317,23 @@ static void print_results(const struct opts *o, const struct replay *r,
 	if (sum.requests)
 		lat_mean /= (double)sum.requests;
 	if (o->kv) {
-		printf("host name=%s mode=%s requests=%llu blocks=%llu write_blocks=%llu verified=%llu mismatches=%llu errors=%llu lat_mean_us=%.1f lat_p50_max_us=%.1f lat_p99_max_us=%.1f seconds=%.3f start=%.6f end=%.6f",
+		printf("host name=%s mode=%s requests=%llu blocks=%llu write_blocks=%llu verified=%llu mismatches=%llu errors=%llu lat_mean_us=%.1f lat_p50_max_us=%.1f lat_p99_max_us=%.1f seconds=%.3f start=%.6f end=%.6f cpu_s=%.3f",
 		       o->name, label, (unsigned long long)sum.requests,
 		       (unsigned long long)sum.blocks,
 		       (unsigned long long)sum.write_blocks,
 		       (unsigned long long)sum.verified,
 		       (unsigned long long)sum.mismatches,
 		       (unsigned long long)sum.errors, lat_mean, p50, p99,
-		       secs, start, end);
+		       secs, start, end, cpu_s);
 		print_totals(t, 0, TOTALS_MISSES, false);
 		printf("\nmisses");
 		print_totals(t, TOTALS_MISSES, TOTALS_N, false);
 		printf("\n");
 		return;
 	}
-	printf("host %s (%s): %llu requests, %llu blocks in %.2f s; %llu blocks checked, %llu wrong, %llu errors\n",
+	printf("host %s (%s): %llu requests, %llu blocks in %.2f s (CPU %.2f s); %llu blocks checked, %llu wrong, %llu errors\n",
 	       o->name, label, (unsigned long long)sum.requests,
-	       (unsigned long long)sum.blocks, secs,
+	       (unsigned long long)sum.blocks, secs, cpu_s,
 	       (unsigned long long)sum.verified,
 	       (unsigned long long)sum.mismatches,
 	       (unsigned long long)sum.errors);
@@ -377,6 +390,7 @@ int main(int argc, char **argv)
 	const struct backend_ops *ops;
 	uint32_t cache_blocks;
 	char err[512];
+	double cpu;
 	void *be;
 	int rc;
 
@@ -414,8 +428,10 @@ int main(int argc, char **argv)
 		replay_free(&r);
 		return 3;
 	}
+	cpu = cpu_seconds();
 	rc = replay_run(&r, ops, be, o.verify, !o.quiet, res, err,
 			sizeof(err));
+	cpu = cpu_seconds() - cpu;
 	if (rc) {
 		fprintf(stderr, "seacache-host: %s\n", err);
 		rc = 3;
@@ -426,7 +442,7 @@ int main(int argc, char **argv)
 			file_backend_totals(be, &t);
 		else
 			csi_backend_totals(be, &t);
-		print_results(&o, &r, res, &t);
+		print_results(&o, &r, res, &t, cpu);
 		fflush(stdout);
 		linger(o.linger);
 		if (ops == &csi_backend_ops && o.linger) {

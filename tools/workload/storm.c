@@ -24,6 +24,9 @@
  *          directories are left alone, so the image stays a valid ext4
  *          whose free blocks hold the new bytes.  Their bytes are in
  *          FILE.blocks (one block after another), for a replayer to write.
+ *          --patch-release N gives the same files (sizes, places, timing)
+ *          other bytes: the next release of the update, whose contents no
+ *          store holds yet.
  * All VMs start within --stagger-ms of each other; a VM issues its next
  * request a seeded 0.5x-1.5x of --gap-us after the previous one.  Read
  * fingerprints come from the image bytes, write fingerprints from the
@@ -54,6 +57,7 @@ struct opts {
 	uint64_t stagger_us;
 	uint64_t gap_us;
 	uint64_t patch_mib;
+	uint64_t patch_release;
 	const char *boot_files;
 };
 
@@ -96,6 +100,8 @@ static void usage(FILE *f)
 		"      --stagger-ms N    VMs start within N ms of each other (10)\n"
 		"      --gap-us N        mean time between one VM's requests (100)\n"
 		"      --patch-mib M     patch storm: MiB of update files (16)\n"
+		"      --patch-release N patch storm: the same files, sizes, places and\n"
+		"                        timing with other bytes, release N (0)\n"
 		"      --boot-files F    boot storm: the boot list (the shipped boot-files.txt)\n"
 		"  -h, --help            this text\n");
 }
@@ -111,6 +117,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "stagger-ms", required_argument, NULL, 'T' },
 		{ "gap-us", required_argument, NULL, 'G' },
 		{ "patch-mib", required_argument, NULL, 'P' },
+		{ "patch-release", required_argument, NULL, 'L' },
 		{ "boot-files", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -153,6 +160,10 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'P':
 			if (!wl_parse_u64(optarg, 1u << 20, &o->patch_mib) || !o->patch_mib)
 				return wl_err("--patch-mib: a number of MiB, at least 1");
+			break;
+		case 'L':
+			if (!wl_parse_u64(optarg, UINT32_MAX, &o->patch_release))
+				return wl_err("--patch-release: a number");
 			break;
 		case 'B':
 			o->boot_files = optarg;
@@ -470,7 +481,8 @@ static int make_patch(const struct opts *o, const char *blocks_path, struct patc
 		if (size > bytes - done)
 			size = bytes - done;
 		done += size;
-		sc_prng_seed(&c, sc_prng_next(&p));
+		/* sc_mix64(0) is 0: release 0 has the bytes it always had */
+		sc_prng_seed(&c, sc_prng_next(&p) ^ sc_mix64(o->patch_release));
 		for (left = size; left && !rc; left -= left < sizeof(blk) ? left : sizeof(blk)) {
 			struct sc_hash hash;
 			size_t n = left < sizeof(blk) ? (size_t)left : sizeof(blk);
@@ -621,6 +633,9 @@ static int emit(const struct opts *o, const struct wl_manifest *man, uint32_t nv
 	fprintf(f, "# seacache-workload v1 block_size=%u storm=%s vms=%u seed=%llu "
 		"generator=seacache-workload\n", WL_BLOCK_SIZE, storm_name[o->storm], nvms,
 		(unsigned long long)o->seed);
+	if (o->storm == PATCH && o->patch_release)
+		fprintf(f, "# patch release %llu\n",
+			(unsigned long long)o->patch_release);
 	fprintf(f, "# images %s (manifest: %s/" WL_MANIFEST ")\n", man->dir, man->dir);
 	for (v = 0; v < nvms; v++)
 		fprintf(f, "# image %u %s\n", v, man->images[v]);
