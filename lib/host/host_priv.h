@@ -24,13 +24,15 @@ struct host_reg {
 
 /*
  * A block written UNSTABLE, kept until a COMMIT in the same epoch covers
- * it, to be written again (as data) in a new epoch (§6.2 item 5).
+ * it, to be written again (as data) in a new epoch (§6.2 item 5).  Its
+ * bytes are apart from it: a 4 KiB block is one 4 KiB allocation, where
+ * block and header together would take an 8 KiB one from kmalloc.
  */
 struct host_pin {
 	struct host_pin *next;
 	uint64_t file, lbn, epoch, seq;
 	uint32_t len;		/* bytes of the block before the write's end */
-	uint8_t data[];
+	uint8_t *data;		/* the block (block size bytes) */
 };
 
 #define HOST_HASHERS 8

@@ -93,13 +93,19 @@ static void wr_fini(struct wr *w)
 	sc_free(w->b);
 }
 
+static void pin_free(struct host_pin *p)
+{
+	sc_free(p->data);
+	sc_free(p);
+}
+
 static void pins_free_list(struct host_pin *p)
 {
 	struct host_pin *n;
 
 	for (; p; p = n) {
 		n = p->next;
-		sc_free(p);
+		pin_free(p);
 	}
 }
 
@@ -109,8 +115,11 @@ static struct host_pin *pins_alloc(struct sc_host *h, uint32_t n)
 	struct host_pin *list = NULL, *p;
 
 	while (n--) {
-		p = sc_zalloc(sizeof(*p) + h->bs);
-		if (!p) {
+		p = sc_zalloc(sizeof(*p));
+		if (p)
+			p->data = sc_zalloc(h->bs);
+		if (!p || !p->data) {
+			sc_free(p);
 			pins_free_list(list);
 			return NULL;
 		}
@@ -675,7 +684,7 @@ int sc_host_pins_drain(struct sc_host *h, uint64_t file,
 			break;
 		p = list;
 		list = list->next;
-		sc_free(p);
+		pin_free(p);
 	}
 	if (list) {
 		/* not written: kept, first in line, as they were */
