@@ -116,8 +116,9 @@ static struct host_pin *pins_alloc(struct sc_host *h, uint32_t n)
 
 	while (n--) {
 		p = sc_zalloc(sizeof(*p));
+		/* pin_add copies a whole block in */
 		if (p)
-			p->data = sc_zalloc(h->bs);
+			p->data = sc_malloc(h->bs);
 		if (!p || !p->data) {
 			sc_free(p);
 			pins_free_list(list);

@@ -723,16 +723,10 @@ static void test_concurrent_writers(void **state)
 	fsck_clean(f);
 }
 
-/* A writer that makes its block stable with dstore_sync. */
-struct syncer {
-	struct fixture *f;
-	uint64_t ino;
-	int id;
-};
-
+/* A writer of one block that makes it stable with dstore_sync. */
 static void *syncer_main(void *arg)
 {
-	struct syncer *w = arg;
+	struct writer *w = arg;
 	uint8_t b[BS];
 
 	fill(b, BS, 7000 + (uint64_t)w->id);
@@ -761,7 +755,7 @@ static void test_sync_group(void **state)
 {
 	struct fixture *f = *state;
 	struct dstore *ds = f->ds;
-	struct syncer w[8];
+	struct writer w[8];
 	pthread_t t[8];
 	uint64_t all, index, all_now, index_now, asked;
 	uint8_t b[BS];
@@ -780,7 +774,7 @@ static void test_sync_group(void **state)
 	pthread_mutex_unlock(&ds->sync_lock);
 	for (int i = 0; i < 8; i++) {
 		snprintf(name, sizeof(name), "s%d", i);
-		w[i] = (struct syncer){ f, mkfile(f, DSTORE_ROOT_INO, name), i };
+		w[i] = (struct writer){ f, mkfile(f, DSTORE_ROOT_INO, name), i };
 		assert_int_equal(pthread_create(&t[i], NULL, syncer_main, &w[i]),
 				 0);
 	}

@@ -32,6 +32,12 @@ static inline void *sc_zalloc(size_t size)
 	return kvzalloc(size, GFP_KERNEL);
 }
 
+/* Not zeroed: for memory the caller fills whole before it is read. */
+static inline void *sc_malloc(size_t size)
+{
+	return kvmalloc(size, GFP_KERNEL);
+}
+
 static inline void *sc_calloc(size_t n, size_t size)
 {
 	return kvcalloc(n, size, GFP_KERNEL);

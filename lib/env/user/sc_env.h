@@ -42,6 +42,12 @@ static inline void *sc_zalloc(size_t size)
 	return sc_alloc_fails() ? NULL : calloc(1, size);
 }
 
+/* Not zeroed: for memory the caller fills whole before it is read. */
+static inline void *sc_malloc(size_t size)
+{
+	return sc_alloc_fails() ? NULL : malloc(size);
+}
+
 /* Zeroed array of n elements; NULL on overflow or exhaustion. */
 static inline void *sc_calloc(size_t n, size_t size)
 {
