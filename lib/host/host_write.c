@@ -512,12 +512,14 @@ static ssize_t host_write(struct sc_host *h, uint64_t file, uint64_t off,
 	uint8_t *bounce[2] = { NULL, NULL };
 	uint64_t first, last, lbn, wl, bo, end = off + len;
 	uint32_t nb, i, npins;
+	uint64_t since;
 	struct wr w;
 	ssize_t got;
 	int err;
 
 	if (!len)
 		return 0;
+	since = sc_clock_us();
 	err = host_pins_resend(h, file);
 	if (err)
 		return err;
@@ -578,6 +580,7 @@ static ssize_t host_write(struct sc_host *h, uint64_t file, uint64_t off,
 	wr_fini(&w);
 	sc_free(bounce[0]);
 	sc_free(bounce[1]);
+	host_time_add(h, SC_HT_WRITE_REQ, since);
 	if (err)
 		return err;
 	if (npins > h->max_pins) {

@@ -132,7 +132,7 @@ void csi_backend_print_times(void *be)
 		[SC_HT_PEER] = "peer", [SC_HT_HASH_WAIT] = "hash_wait",
 		[SC_HT_FLIGHT_WAIT] = "flight_wait",
 		[SC_HT_SERVE_WAIT] = "serve_wait", [SC_HT_WRITE] = "write",
-		[SC_HT_COMMIT] = "commit",
+		[SC_HT_WRITE_REQ] = "write_req", [SC_HT_COMMIT] = "commit",
 	};
 	struct csi_backend *b = be;
 	struct sc_host_stats st;

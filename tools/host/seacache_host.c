@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -394,6 +395,15 @@ int main(int argc, char **argv)
 	void *be;
 	int rc;
 
+	/*
+	 * One malloc arena for every VM thread.  glibc grows a thread's own
+	 * arena a page at a time, an mprotect() holding the address space's
+	 * lock for writing, so each new 4 KiB cache or pin block a VM thread
+	 * took cost a system call that stalled the other threads' page
+	 * faults; the main arena grows by M_TOP_PAD (128 KiB) at once.  The
+	 * patch storm's host time per write: 160 -> 127 us (README).
+	 */
+	mallopt(M_ARENA_MAX, 1);
 	if (parse_args(argc, argv, &o))
 		return 2;
 	if (o.load)

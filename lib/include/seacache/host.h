@@ -132,6 +132,7 @@ enum sc_host_time_kind {
 	SC_HT_FLIGHT_WAIT,	/* blocks waiting for another read's flight */
 	SC_HT_SERVE_WAIT,	/* a peer read waiting for our READs */
 	SC_HT_WRITE,		/* a WRITE, sent to answered */
+	SC_HT_WRITE_REQ,	/* a write, whole: hashes, pins, cache, WRITEs */
 	SC_HT_COMMIT,		/* a COMMIT, sent to answered */
 	SC_HT_KINDS
 };
