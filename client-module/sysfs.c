@@ -90,33 +90,28 @@ static ssize_t scfs_stat_show(struct scfs_sb_info *sbi,
 			      const struct scfs_stat_attr *a, char *buf)
 {
 	struct scfs_transport_stats ts;
-	struct sc_host_stats *hs;
+	struct sc_host_stats hs = {};
 	struct sc_host *host;
+	const void *base;
 	u64 v;
 	int idx;
 
 	switch (a->src) {
 	case SCFS_FALLBACK:
 		v = atomic64_read((atomic64_t *)((char *)&sbi->fb + a->off));
-		break;
+		return sysfs_emit(buf, "%llu\n", v);
 	case SCFS_TRANSPORT:
 		scfs_transport_get_stats(sbi->tr, &ts);
-		v = *(const u64 *)((const char *)&ts + a->off);
+		base = &ts;
 		break;
 	default:
-		/* the host's stats, times included, are too big for the stack */
-		hs = kzalloc(sizeof(*hs), GFP_KERNEL);
-		if (!hs)
-			return -ENOMEM;
 		host = scfs_host_enter(sbi->sb, &idx);
 		if (host)
-			sc_host_get_stats(host, hs);
+			sc_host_get_stats(host, &hs);
 		scfs_host_exit(idx);
-		v = *(const u64 *)((a->src == SCFS_CACHE ?
-				    (const char *)&hs->cache.cache :
-				    (const char *)hs) + a->off);
-		kfree(hs);
+		base = a->src == SCFS_CACHE ? (void *)&hs.cache.cache : &hs;
 	}
+	v = *(const u64 *)((const char *)base + a->off);
 	return sysfs_emit(buf, "%llu\n", v);
 }
 

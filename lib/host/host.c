@@ -666,6 +666,14 @@ void sc_host_get_stats(struct sc_host *h, struct sc_host_stats *st)
 	st->cache = cs;
 }
 
+void sc_host_get_times(struct sc_host *h,
+		       struct sc_host_time t[SC_HT_KINDS])
+{
+	sc_mutex_lock(&h->lock);
+	sc_memcpy(t, h->times, sizeof(h->times));
+	sc_mutex_unlock(&h->lock);
+}
+
 void sc_host_forget_file(struct sc_host *h, uint64_t file)
 {
 	sc_hostcache_forget_file(h->hc, file);

@@ -86,6 +86,7 @@ struct sc_host {
 	uint32_t push_probe;
 	bool push_idle;		/* pushes did not pay: asked for by probes */
 	struct sc_host_stats st;
+	struct sc_host_time times[SC_HT_KINDS];
 };
 
 /* One call's outcome, for the reply's handler. */

@@ -353,7 +353,7 @@ int host_content_wait(struct sc_host *h, const struct sc_hash *hash,
 void host_time_add(struct sc_host *h, enum sc_host_time_kind k,
 		   uint64_t since)
 {
-	struct sc_host_time *t = &h->st.times[k];
+	struct sc_host_time *t = &h->times[k];
 	uint64_t us = sc_clock_us() - since;
 	uint32_t b = 0;
 

@@ -135,11 +135,11 @@ void csi_backend_print_times(void *be)
 		[SC_HT_WRITE_REQ] = "write_req", [SC_HT_COMMIT] = "commit",
 	};
 	struct csi_backend *b = be;
-	struct sc_host_stats st;
+	struct sc_host_time times[SC_HT_KINDS];
 
-	sc_host_get_stats(b->host, &st);
+	sc_host_get_times(b->host, times);
 	for (int k = 0; k < SC_HT_KINDS; k++) {
-		const struct sc_host_time *t = &st.times[k];
+		const struct sc_host_time *t = &times[k];
 
 		printf("time %s n=%llu us=%llu hist_log2_us=", kind[k],
 		       (unsigned long long)t->n, (unsigned long long)t->us);

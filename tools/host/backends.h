@@ -57,7 +57,7 @@ void *csi_backend_new(const struct host_paths *p,
 		      size_t errlen);
 void csi_backend_totals(void *be, struct host_totals *t);
 /*
- * Where the host's misses spent their time (struct sc_host_time), a
+ * Where the host's requests spent their time (sc_host_get_times), a
  * "time KIND n=N us=US hist_log2_us=..." line each.
  */
 void csi_backend_print_times(void *be);

@@ -401,7 +401,8 @@ int main(int argc, char **argv)
 	 * lock for writing, so each new 4 KiB cache or pin block a VM thread
 	 * took cost a system call that stalled the other threads' page
 	 * faults; the main arena grows by M_TOP_PAD (128 KiB) at once.  The
-	 * patch storm's host time per write: 160 -> 127 us (README).
+	 * patch storm's host time per 7-block write: 160-200 -> 99-164 us
+	 * (README).
 	 */
 	mallopt(M_ARENA_MAX, 1);
 	if (parse_args(argc, argv, &o))

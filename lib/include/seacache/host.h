@@ -114,9 +114,11 @@ struct sc_host_config {
 };
 
 /*
- * Where a host's misses spend their time (host_read.c), to tell what a
- * storm's requests wait on: per kind, how many, their microseconds in
- * all and by powers of two (bucket k: under 2^k us; the last: the rest).
+ * Where a host's requests spend their time (sc_host_get_times), to tell
+ * what a storm's requests wait on: per kind, how many, their microseconds
+ * in all and by powers of two (bucket k: under 2^k us; the last: the
+ * rest).  Apart from struct sc_host_stats, whose readers (the kernel
+ * module's sysfs files) keep it on the stack: all kinds take 1.6 KiB.
  */
 #define SC_HOST_TIME_BUCKETS 20
 struct sc_host_time {
@@ -170,7 +172,6 @@ struct sc_host_stats {
 	uint64_t files_dropped;		/* mappings dropped on a change id */
 	uint64_t pinned_blocks;		/* unstable blocks kept (gauge) */
 	uint64_t mem_bytes;		/* all the host holds, cache included */
-	struct sc_host_time times[SC_HT_KINDS];
 	struct sc_hostcache_stats cache;
 };
 
@@ -244,5 +245,7 @@ int sc_host_peer_get(void *host, const struct sc_hash *hash, void *buf,
 uint32_t sc_host_block_size(const struct sc_host *h);
 uint32_t sc_host_features(const struct sc_host *h);	/* granted */
 void sc_host_get_stats(struct sc_host *h, struct sc_host_stats *st);
+void sc_host_get_times(struct sc_host *h,
+		       struct sc_host_time t[SC_HT_KINDS]);
 
 #endif /* SEACACHE_HOST_H */

@@ -342,33 +342,27 @@ out:
 static int test_restart(struct test *T, u8 *buf)
 {
 	struct scfs_transport_stats st;
-	/* too big for the stack with its times */
-	struct sc_host_stats *hs = kzalloc(sizeof(*hs), GFP_KERNEL);
+	struct sc_host_stats hs;
 	struct csi_fileattr at;
-	bool back;
 	u64 regs;
 	int i;
 
-	if (!hs)
-		return -ENOMEM;
-	sc_host_get_stats(T->h, hs);
-	regs = hs->registrations;
+	sc_host_get_stats(T->h, &hs);
+	regs = hs.registrations;
 	pr_info("SEACACHE-TRANSPORT: restart-now\n");
 	for (i = 0; i < RESTART_WAIT_S * 5; i++) {
 		/* fails while the service is down; re-registers after */
 		if (!sc_host_getattr(T->h, T->file, &at)) {
-			sc_host_get_stats(T->h, hs);
-			if (hs->registrations > regs)
+			sc_host_get_stats(T->h, &hs);
+			if (hs.registrations > regs)
 				break;
 		}
 		msleep(200);
 	}
 	scfs_transport_get_stats(T->t, &st);
 	pr_info("transport test: after the restart: %llu registrations, %llu reconnects\n",
-		hs->registrations, st.reconnects);
-	back = hs->registrations > regs && st.reconnects;
-	kfree(hs);
-	if (!back) {
+		hs.registrations, st.reconnects);
+	if (hs.registrations == regs || !st.reconnects) {
 		fail("no new connection and registration after the restart");
 		return -EIO;
 	}
