@@ -19,7 +19,7 @@
  * sc_hasher, OpenSSL), never by a prefix; the encoder does not keep the
  * bytes it sent, so two different blocks with one SHA-256 would be sent as
  * a reference — the trust the whole project puts in SHA-256 for data it
- * does not hold (README, "Hash collisions: the policy").
+ * does not hold (docs/design.md, "Hash collisions: the policy").
  */
 #ifndef DEDUPBOX_CODEC_H
 #define DEDUPBOX_CODEC_H
