@@ -194,6 +194,21 @@ for s in boot scan patch; do
 done
 echo "ok: requests in time order, VMs interleaved"
 
+# ---- waves: the same requests per VM, VM v shifted by (v mod N) gaps
+"$wl" storm scan --images "$dir/set" --out "$dir/scan.waves.wl" --seed 3 --waves 2 \
+	--wave-gap-ms 700 2>/dev/null || fail "storm scan --waves"
+awk '!/^#/ {if ($1 < last) exit 1; last = $1}' "$dir/scan.waves.wl" || fail "waves: not in time order"
+for v in $(seq 0 $((vms - 1))); do
+	shift_us=$(( (v % 2) * 700000 ))
+	diff <(awk -v vm=$v -v d=$shift_us '!/^#/ && $2 == vm {$1 += d; print}' "$dir/scan.wl") \
+		<(awk -v vm=$v '!/^#/ && $2 == vm {$1 += 0; print}' "$dir/scan.waves.wl") >/dev/null ||
+		fail "waves: vm $v is not its one-wave stream shifted by $shift_us us"
+done
+grep -q '^# waves 2, 700 ms apart$' "$dir/scan.waves.wl" || fail "waves: no header line"
+"$wl" storm scan --images "$dir/set" --out "$dir/bad.wl" --waves 0 2>/dev/null &&
+	fail "waves: --waves 0 accepted"
+echo "ok: --waves 2 starts odd VMs one wave gap after even ones, their requests unchanged"
+
 # ---- reproducible
 "$wl" images --synthetic --out "$dir/set2" --vms $vms --size-mib 16 --divergence $div \
 	--unique-mib 1 --seed 7 2>/dev/null

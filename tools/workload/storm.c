@@ -28,7 +28,10 @@
  *          other bytes: the next release of the update, whose contents no
  *          store holds yet.
  * All VMs start within --stagger-ms of each other; a VM issues its next
- * request a seeded 0.5x-1.5x of --gap-us after the previous one.  Read
+ * request a seeded 0.5x-1.5x of --gap-us after the previous one.  With
+ * --waves N they power on in N waves --wave-gap-ms apart, as a VDI pool's
+ * power-on limit starts them: VM v in wave v mod N, so that every wave
+ * spreads over the hosts (a host runs consecutive VMs).  Read
  * fingerprints come from the image bytes, write fingerprints from the
  * written bytes.
  */
@@ -55,6 +58,8 @@ struct opts {
 	uint64_t seed;
 	uint32_t max_req;
 	uint64_t stagger_us;
+	uint32_t waves;
+	uint64_t wave_gap_us;
 	uint64_t gap_us;
 	uint64_t patch_mib;
 	uint64_t patch_release;
@@ -98,6 +103,9 @@ static void usage(FILE *f)
 		"  -s, --seed S          random seed: timing, patch contents (1)\n"
 		"      --max-req N       blocks a request, at most (32)\n"
 		"      --stagger-ms N    VMs start within N ms of each other (10)\n"
+		"      --waves N         VMs power on in N waves, VM v in wave v mod N (1:\n"
+		"                        all at once, the worst case)\n"
+		"      --wave-gap-ms M   time between two waves' starts (1000)\n"
 		"      --gap-us N        mean time between one VM's requests (100)\n"
 		"      --patch-mib M     patch storm: MiB of update files (16)\n"
 		"      --patch-release N patch storm: the same files, sizes, places and\n"
@@ -115,6 +123,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "seed", required_argument, NULL, 's' },
 		{ "max-req", required_argument, NULL, 'R' },
 		{ "stagger-ms", required_argument, NULL, 'T' },
+		{ "waves", required_argument, NULL, 'W' },
+		{ "wave-gap-ms", required_argument, NULL, 'w' },
 		{ "gap-us", required_argument, NULL, 'G' },
 		{ "patch-mib", required_argument, NULL, 'P' },
 		{ "patch-release", required_argument, NULL, 'L' },
@@ -125,7 +135,8 @@ static int parse(int argc, char **argv, struct opts *o)
 	uint64_t v;
 	int c;
 
-	*o = (struct opts){ .seed = 1, .max_req = 32, .stagger_us = 10000, .gap_us = 100,
+	*o = (struct opts){ .seed = 1, .max_req = 32, .stagger_us = 10000, .waves = 1,
+			    .wave_gap_us = 1000000, .gap_us = 100,
 			    .patch_mib = 16, .boot_files = wl_default_boot_files() };
 	while ((c = getopt_long(argc, argv, "i:o:n:s:h", lo, NULL)) != -1) {
 		switch (c) {
@@ -152,6 +163,16 @@ static int parse(int argc, char **argv, struct opts *o)
 			if (!wl_parse_u64(optarg, 3600000, &v))
 				return wl_err("--stagger-ms: milliseconds, at most an hour");
 			o->stagger_us = v * 1000;
+			break;
+		case 'W':
+			if (!wl_parse_u64(optarg, 1u << 16, &v) || !v)
+				return wl_err("--waves: a number from 1 to 65536");
+			o->waves = (uint32_t)v;
+			break;
+		case 'w':
+			if (!wl_parse_u64(optarg, 3600000, &v))
+				return wl_err("--wave-gap-ms: milliseconds, at most an hour");
+			o->wave_gap_us = v * 1000;
 			break;
 		case 'G':
 			if (!wl_parse_u64(optarg, 60000000, &o->gap_us))
@@ -636,6 +657,9 @@ static int emit(const struct opts *o, const struct wl_manifest *man, uint32_t nv
 	if (o->storm == PATCH && o->patch_release)
 		fprintf(f, "# patch release %llu\n",
 			(unsigned long long)o->patch_release);
+	if (o->waves > 1)
+		fprintf(f, "# waves %u, %llu ms apart\n", o->waves,
+			(unsigned long long)(o->wave_gap_us / 1000));
 	fprintf(f, "# images %s (manifest: %s/" WL_MANIFEST ")\n", man->dir, man->dir);
 	for (v = 0; v < nvms; v++)
 		fprintf(f, "# image %u %s\n", v, man->images[v]);
@@ -767,6 +791,7 @@ int wl_cmd_storm(int argc, char **argv)
 		/* Timing: the VM's own stream, whatever the number of VMs. */
 		sc_prng_seed(&p, sc_mix64(o.seed * 0x9e3779b97f4a7c15ull + o.storm * 1000003u + v));
 		ts = o.stagger_us ? sc_prng_next(&p) % (o.stagger_us + 1) : 0;
+		ts += (uint64_t)(v % o.waves) * o.wave_gap_us;
 		for (i = 0; i < g.n; i++) {
 			g.runs[i].ts = ts;
 			ts += o.gap_us / 2 + (o.gap_us ? sc_prng_next(&p) % (o.gap_us + 1) : 0);
