@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: LGPL-3.0-or-later
 /*
- * The CSI service: its life (new, free, epoch), the dispatch of a call
- * after the request header checks of §5.1, STATS, and the file helpers
- * the procedures share.  Registrations and leases are in service_reg.c,
- * LOOKUP, GET_HASHES and READ in service_read.c, WRITE and COMMIT in
- * service_write.c; service_int.h holds what they share.  See service.h
- * for scope and threading.
+ * The CSI service: its life (new, free, epoch), the table of procedures
+ * and the dispatch of a call after the request header checks of §5.1,
+ * and STATS.  LOOKUP, GET_HASHES and READ are in service_read.c, WRITE
+ * and COMMIT in service_write.c, registrations and leases in
+ * service_reg.c, the helpers they share in service_util.c;
+ * service_int.h holds what they share.  See service.h for scope and
+ * threading, README.md for which file calls which.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
 
 #include "service_int.h"
 
@@ -24,53 +24,6 @@ static const char *const host_ctr_names[C_HOST_COUNT] = {
 static const char *const global_ctr_names[G_COUNT] = {
 	GLOBAL_COUNTERS(COUNTER_NAME)
 };
-
-int svc_fill_random(void *p, size_t n)
-{
-	uint8_t *b = p;
-	ssize_t got;
-
-	while (n) {
-		got = getrandom(b, n, 0);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			return -errno;
-		b += got;
-		n -= (size_t)got;
-	}
-	return 0;
-}
-
-uint64_t svc_random_nonzero(void)
-{
-	uint64_t v = 0;
-
-	while (!v)
-		if (svc_fill_random(&v, sizeof(v)))
-			return 0;
-	return v;
-}
-
-uint64_t svc_now_ms(const struct csi_service *svc)
-{
-	struct timespec ts;
-
-	if (svc->cfg.clock_ms)
-		return svc->cfg.clock_ms(svc->cfg.clock_ctx);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-uint64_t svc_now_unix(const struct csi_service *svc)
-{
-	struct timespec ts;
-
-	if (svc->cfg.unix_s)
-		return svc->cfg.unix_s(svc->cfg.clock_ctx);
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec;
-}
 
 struct csi_service *csi_service_new(struct dstore *ds,
 				    const struct csi_service_config *cfg)
@@ -160,59 +113,6 @@ struct sc_rpc_service csi_service_rpc(struct csi_service *svc)
 	return s;
 }
 
-/* ---- files: what the procedures share ---- */
-
-/* The status for a store answer about file ino (rc) with attributes a. */
-uint32_t svc_file_status(int rc, const struct dstore_attr *a)
-{
-	if (rc == -ENOENT || rc == -ESTALE)
-		return CSI_ERR_STALE;
-	if (rc == -ENOSPC)
-		return CSI_ERR_NOSPC;
-	if (rc == -EISDIR || rc == -EINVAL)
-		return CSI_ERR_INVAL;
-	if (rc)
-		return CSI_ERR_IO;
-	return a->type == DSTORE_REG ? CSI_OK : CSI_ERR_INVAL;
-}
-
-uint32_t svc_file_attr(struct csi_service *svc, uint64_t ino,
-		       struct dstore_attr *a)
-{
-	return svc_file_status(ino ? dstore_getattr(svc->ds, ino, a) : -ENOENT,
-			       a);
-}
-
-void svc_to_fileattr(const struct dstore_attr *a, struct csi_fileattr *f)
-{
-	f->file = a->ino;
-	f->size = a->size;
-	f->change = a->change;
-}
-
-/* (lbn + count) × B must not overflow 64 bits (§3.3.9). */
-bool svc_range_ok(const struct csi_service *svc, uint64_t lbn,
-		  uint32_t count)
-{
-	return lbn <= UINT64_MAX - count &&
-	       lbn + count <= UINT64_MAX / svc->block_size;
-}
-
-/*
- * §7 "Access", through the NFS server's exports.  Called without the
- * lock (the hook may take the server's own locks).
- */
-uint32_t svc_access_check(struct csi_service *svc,
-			  const struct sc_rpc_request *rq, bool write)
-{
-	int rc;
-
-	if (!svc->hooks.access)
-		return CSI_OK;
-	rc = svc->hooks.access(svc->hooks.ctx, rq->peer, write);
-	return rc ? CSI_ERR_ACCESS : CSI_OK;
-}
-
 /* ---- STATS ---- */
 
 static struct csi_bytes name_bytes(const char *s)
@@ -222,7 +122,8 @@ static struct csi_bytes name_bytes(const char *s)
 	return b;
 }
 
-static int do_stats(struct csi_service *svc, struct sc_rpc_request *rq)
+static int do_stats(struct csi_service *svc, struct sc_rpc_request *rq,
+		    const struct host_ref *hr)
 {
 	const struct csi_stats_args *a = rq->args;
 	struct csi_stats_res *r = rq->res;
@@ -231,6 +132,7 @@ static int do_stats(struct csi_service *svc, struct sc_rpc_request *rq)
 	uint8_t *name;
 	uint32_t i, k, n = 0, nh = 0;
 
+	(void)hr;		/* no header: no registration */
 	svc->gctr[G_STATS_CALLS]++;
 	svc_reap_lapsed(svc, svc_now_ms(svc));
 	sc_tracker_get_stats(svc->tracker, &ts);
@@ -297,112 +199,146 @@ static int do_stats(struct csi_service *svc, struct sc_rpc_request *rq)
 	return 0;
 }
 
-/* ---- dispatch ---- */
+/* ---- HELLO, EVICT ---- */
 
-/* The header of a call that carries one (§3.3.4); NULL otherwise. */
-static const struct csi_reqhdr *hdr_of(const struct sc_rpc_request *rq)
+static int do_hello(struct csi_service *svc, struct sc_rpc_request *rq,
+		    const struct host_ref *hr)
 {
-	switch (rq->proc->proc) {
-	case CSI_PROC_LOOKUP:
-		return &((const struct csi_lookup_args *)rq->args)->hdr;
-	case CSI_PROC_GET_HASHES:
-		return &((const struct csi_gethashes_args *)rq->args)->hdr;
-	case CSI_PROC_READ:
-		return &((const struct csi_read_args *)rq->args)->hdr;
-	case CSI_PROC_WRITE:
-		return &((const struct csi_write_args *)rq->args)->hdr;
-	case CSI_PROC_COMMIT:
-		return &((const struct csi_commit_args *)rq->args)->hdr;
-	case CSI_PROC_EVICT:
-		return &((const struct csi_evict_args *)rq->args)->hdr;
-	default:
-		return NULL;
-	}
+	(void)hr;		/* no header: no registration */
+	return svc_hello(svc, rq->args, rq->res, rq->peer);
 }
 
-/* The counter of calls of each procedure that carries a header. */
-static int calls_counter(uint32_t proc)
+/* Its header's notices, which svc_check_hdr applied, are all it carries. */
+static int do_evict(struct csi_service *svc, struct sc_rpc_request *rq,
+		    const struct host_ref *hr)
 {
-	switch (proc) {
-	case CSI_PROC_LOOKUP:
-		return C_LOOKUP_CALLS;
-	case CSI_PROC_GET_HASHES:
-		return C_GH_CALLS;
-	case CSI_PROC_READ:
-		return C_READ_CALLS;
-	case CSI_PROC_WRITE:
-		return C_WRITE_CALLS;
-	case CSI_PROC_COMMIT:
-		return C_COMMIT_CALLS;
-	default:
-		return C_EVICT_CALLS;
-	}
+	(void)svc;
+	(void)hr;
+	((struct csi_evict_res *)rq->res)->status = CSI_OK;
+	return 0;
 }
 
-static int run_op(struct csi_service *svc, struct sc_rpc_request *rq,
-		  const struct host_ref *hr)
-{
-	switch (rq->proc->proc) {
-	case CSI_PROC_LOOKUP:
-		return svc_lookup(svc, rq, hr);
-	case CSI_PROC_GET_HASHES:
-		return svc_gethashes(svc, rq, hr);
-	case CSI_PROC_READ:
-		return svc_read(svc, rq, hr);
-	case CSI_PROC_WRITE:
-		return svc_write(svc, rq, hr);
-	case CSI_PROC_COMMIT:
-		return svc_commit(svc, rq, hr);
-	default:
-		((struct csi_evict_res *)rq->res)->status = CSI_OK;
-		return 0;
-	}
-}
+/* ---- the procedure table and dispatch ---- */
+
+/* How the dispatcher serves a procedure. */
+enum svc_kind {
+	SVC_UNKNOWN,	/* no such procedure (a hole in the table): SYSTEM_ERR */
+	SVC_VOID,	/* NULL: nothing to do, not even the lock */
+	SVC_LOCKED,	/* no request header: run whole under the lock,
+			 * counting itself server-wide */
+	SVC_HOST,	/* a request header (§3.3.4): the checks of §5.1,
+			 * counted for its host, run without the lock */
+};
+
+/*
+ * One row per procedure, as Ganesha's optabv4[] has per NFSv4 operation.
+ * For SVC_HOST the dispatcher runs, in this order: the header checks
+ * (svc_check_hdr), the calls counter, check, the access check, run.
+ */
+struct svc_proc {
+	enum svc_kind kind;
+	size_t hdr_off;		/* SVC_HOST: the header's offset in args */
+	enum svc_ctr calls;	/* SVC_HOST: the host's calls counter */
+	enum svc_access access;	/* SVC_HOST: what it needs (§7 "Access") */
+	svc_check_fn *check;	/* SVC_HOST: NULL when it has none */
+	svc_run_fn *run;
+};
+
+#define HDR_IN(args_type) \
+	.kind = SVC_HOST, .hdr_off = offsetof(struct args_type, hdr)
+
+static const struct svc_proc svc_procs[] = {
+	[CSI_PROC_NULL] = { .kind = SVC_VOID },
+	[CSI_PROC_HELLO] = { .kind = SVC_LOCKED, .run = do_hello },
+	[CSI_PROC_LOOKUP] = {
+		HDR_IN(csi_lookup_args), .calls = C_LOOKUP_CALLS,
+		/* access is the export's, asked in its walk (export_root) */
+		.access = SVC_ACCESS_NONE,
+		.run = svc_lookup,
+	},
+	[CSI_PROC_GET_HASHES] = {
+		HDR_IN(csi_gethashes_args), .calls = C_GH_CALLS,
+		.access = SVC_ACCESS_READ,
+		.check = svc_gethashes_check, .run = svc_gethashes,
+	},
+	[CSI_PROC_READ] = {
+		HDR_IN(csi_read_args), .calls = C_READ_CALLS,
+		.access = SVC_ACCESS_READ,
+		.check = svc_read_check, .run = svc_read,
+	},
+	[CSI_PROC_WRITE] = {
+		HDR_IN(csi_write_args), .calls = C_WRITE_CALLS,
+		.access = SVC_ACCESS_WRITE,
+		.check = svc_write_check, .run = svc_write,
+	},
+	[CSI_PROC_COMMIT] = {
+		HDR_IN(csi_commit_args), .calls = C_COMMIT_CALLS,
+		.access = SVC_ACCESS_WRITE,
+		.run = svc_commit,
+	},
+	[CSI_PROC_EVICT] = {
+		HDR_IN(csi_evict_args), .calls = C_EVICT_CALLS,
+		.access = SVC_ACCESS_NONE,
+		.run = do_evict,
+	},
+	[CSI_PROC_STATS] = { .kind = SVC_LOCKED, .run = do_stats },
+};
+
+#define SVC_NPROCS (sizeof(svc_procs) / sizeof(svc_procs[0]))
 
 int csi_service_handle(struct csi_service *svc, struct sc_rpc_request *rq)
 {
+	const struct svc_proc *op;
 	const struct csi_reqhdr *hdr;
 	struct svc_host *h = NULL;
 	struct host_ref hr;
 	uint32_t st;
 	int rc;
 
-	if (!rq->proc || rq->proc->prog != CSI_PROG)
+	if (!rq->proc || rq->proc->prog != CSI_PROG ||
+	    rq->proc->proc >= SVC_NPROCS)
 		return -EINVAL;
-	switch (rq->proc->proc) {
-	case CSI_PROC_NULL:
+	op = &svc_procs[rq->proc->proc];
+	switch (op->kind) {
+	case SVC_UNKNOWN:
+		return -EINVAL;
+	case SVC_VOID:
 		return 0;
-	case CSI_PROC_HELLO:
-	case CSI_PROC_STATS:
+	case SVC_LOCKED:
 		pthread_mutex_lock(&svc->lock);
-		rc = rq->proc->proc == CSI_PROC_HELLO ?
-		     svc_hello(svc, rq->args, rq->res, rq->peer) :
-		     do_stats(svc, rq);
+		rc = op->run(svc, rq, NULL);
 		pthread_mutex_unlock(&svc->lock);
 		return rc;
-	default:
+	case SVC_HOST:
 		break;
 	}
-	hdr = hdr_of(rq);
-	if (!hdr)
-		return -EINVAL;
+	hdr = (const struct csi_reqhdr *)((const char *)rq->args + op->hdr_off);
 	pthread_mutex_lock(&svc->lock);
 	st = svc_check_hdr(svc, hdr, rq->peer, &h);
 	if (st == CSI_OK) {
 		hr.h = h;
 		hr.id = h->id;
 		hr.slot = slot_of(svc, h);
-		count(svc, h, calls_counter(rq->proc->proc), 1);
+		count(svc, h, op->calls, 1);
 	}
 	pthread_mutex_unlock(&svc->lock);
+	/* Every result starts with its status (a void arm otherwise). */
 	if (st != CSI_OK) {
-		/* Every result starts with its status (a void arm otherwise). */
 		*(uint32_t *)rq->res = st;
 		return 0;
 	}
-	rc = run_op(svc, rq, &hr);
+	if (op->check)
+		st = op->check(svc, rq, &hr);
+	if (st == CSI_OK && op->access != SVC_ACCESS_NONE)
+		st = svc_access_check(svc, rq, op->access == SVC_ACCESS_WRITE);
+	if (st == CSI_OK) {
+		rc = op->run(svc, rq, &hr);
+	} else {
+		*(uint32_t *)rq->res = st;
+		rc = 0;
+	}
 	if (!rc && *(uint32_t *)rq->res == CSI_ERR_ACCESS &&
-	    svc_relock(svc, &hr)) {
+	    svc_lock_if_host_valid(svc, &hr)) {
 		count(svc, hr.h, C_ACCESS_DENIED, 1);
 		pthread_mutex_unlock(&svc->lock);
 	}

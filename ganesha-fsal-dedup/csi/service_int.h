@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-3.0-or-later */
 /*
- * The CSI service's parts shared by service.c (life, dispatch, STATS),
- * service_reg.c (registrations, leases), service_read.c (LOOKUP,
- * GET_HASHES, READ) and service_write.c (WRITE, COMMIT).  Not a public
- * interface.
+ * The CSI service's parts shared by service.c (life, the procedure table
+ * and dispatch, STATS), service_read.c (LOOKUP, GET_HASHES, READ),
+ * service_write.c (WRITE, COMMIT), service_reg.c (registrations, leases)
+ * and service_util.c (randomness, clocks, file and access helpers), in
+ * the order they call each other: each calls only those after it (see
+ * README.md).  Not a public interface.
  */
 #ifndef CSI_SERVICE_INT_H
 #define CSI_SERVICE_INT_H
@@ -137,19 +139,40 @@ static inline bool host_valid(const struct host_ref *r)
 	return r->h->id == r->id;
 }
 
-/* service.c */
-int svc_fill_random(void *p, size_t n);
-uint64_t svc_random_nonzero(void);
-uint64_t svc_now_ms(const struct csi_service *svc);
-uint64_t svc_now_unix(const struct csi_service *svc);
-uint32_t svc_file_status(int rc, const struct dstore_attr *a);
-uint32_t svc_file_attr(struct csi_service *svc, uint64_t ino,
-		       struct dstore_attr *a);
-void svc_to_fileattr(const struct dstore_attr *a, struct csi_fileattr *f);
-bool svc_range_ok(const struct csi_service *svc, uint64_t lbn,
-		  uint32_t count);
-uint32_t svc_access_check(struct csi_service *svc,
-			  const struct sc_rpc_request *rq, bool write);
+/*
+ * What a procedure needs of §7 "Access" (svc_access_check) before it
+ * touches a file: the dispatcher asks after the procedure's own argument
+ * checks (svc_check_fn), so the status of a call that fails several
+ * checks stays the one §5.1 and §7 order first.
+ */
+enum svc_access { SVC_ACCESS_NONE, SVC_ACCESS_READ, SVC_ACCESS_WRITE };
+
+/*
+ * A procedure's checks of its arguments that come before its access
+ * check: CSI_OK or the status to answer.  Without the lock.
+ */
+typedef uint32_t svc_check_fn(struct csi_service *svc,
+			      const struct sc_rpc_request *rq,
+			      const struct host_ref *hr);
+/*
+ * A procedure's work: fills rq->res; 0 or a negative errno (SYSTEM_ERR).
+ * A procedure with a request header runs without the lock, with its
+ * caller's registration in hr; one without runs under it (hr NULL).
+ */
+typedef int svc_run_fn(struct csi_service *svc, struct sc_rpc_request *rq,
+		       const struct host_ref *hr);
+
+/* service_read.c */
+svc_run_fn svc_lookup;
+svc_check_fn svc_gethashes_check;
+svc_run_fn svc_gethashes;
+svc_check_fn svc_read_check;
+svc_run_fn svc_read;
+
+/* service_write.c */
+svc_check_fn svc_write_check;
+svc_run_fn svc_write;
+svc_run_fn svc_commit;
 
 /* service_reg.c */
 void svc_used_clear(struct svc_host *h);
@@ -159,28 +182,34 @@ void svc_used_mark(struct csi_service *svc, struct svc_host *h,
 bool svc_lease_lapsed(const struct csi_service *svc,
 		      const struct svc_host *h, uint64_t now);
 unsigned int svc_reap_lapsed(struct csi_service *svc, uint64_t now);
-bool svc_all_zero(const uint8_t *p, size_t n);
 struct svc_host *svc_host_by_id(struct csi_service *svc, uint64_t id);
 int svc_hello(struct csi_service *svc, const struct csi_hello_args *a,
 	      struct csi_hello_res *r, const struct sockaddr *src);
 uint32_t svc_check_hdr(struct csi_service *svc, const struct csi_reqhdr *hdr,
 		       const struct sockaddr *src, struct svc_host **out);
-bool svc_relock(struct csi_service *svc, const struct host_ref *hr);
 void svc_note_held(struct csi_service *svc, const struct host_ref *hr,
 		   const struct sc_hash *h);
 
-/* service_read.c */
-int svc_lookup(struct csi_service *svc, struct sc_rpc_request *rq,
-	       const struct host_ref *hr);
-int svc_gethashes(struct csi_service *svc, struct sc_rpc_request *rq,
-		  const struct host_ref *hr);
-int svc_read(struct csi_service *svc, struct sc_rpc_request *rq,
-	     const struct host_ref *hr);
-
-/* service_write.c */
-int svc_write(struct csi_service *svc, struct sc_rpc_request *rq,
-	      const struct host_ref *hr);
-int svc_commit(struct csi_service *svc, struct sc_rpc_request *rq,
-	       const struct host_ref *hr);
+/* service_util.c */
+int svc_fill_random(void *p, size_t n);
+uint64_t svc_random_nonzero(void);
+uint64_t svc_now_ms(const struct csi_service *svc);
+uint64_t svc_now_unix(const struct csi_service *svc);
+bool svc_all_zero(const uint8_t *p, size_t n);
+uint32_t svc_file_status(int rc, const struct dstore_attr *a);
+uint32_t svc_file_attr(struct csi_service *svc, uint64_t ino,
+		       struct dstore_attr *a);
+void svc_to_fileattr(const struct dstore_attr *a, struct csi_fileattr *f);
+bool svc_range_ok(const struct csi_service *svc, uint64_t lbn,
+		  uint32_t count);
+uint32_t svc_access_check(struct csi_service *svc,
+			  const struct sc_rpc_request *rq, bool write);
+/*
+ * Takes the lock back after a part run without it, if hr's host still
+ * has that registration: true with the lock held, false without it when
+ * a HELLO replaced the registration or its lease ended meanwhile.
+ */
+bool svc_lock_if_host_valid(struct csi_service *svc,
+			    const struct host_ref *hr);
 
 #endif /* CSI_SERVICE_INT_H */

@@ -150,7 +150,7 @@ int svc_lookup(struct csi_service *svc, struct sc_rpc_request *rq,
 out:
 	free(exp);
 	free(path);
-	if (r->status == CSI_OK && svc_relock(svc, hr)) {
+	if (r->status == CSI_OK && svc_lock_if_host_valid(svc, hr)) {
 		svc_used_mark(svc, hr->h, at.ino);
 		pthread_mutex_unlock(&svc->lock);
 	}
@@ -159,6 +159,22 @@ out:
 
 /* ---- GET_HASHES ---- */
 
+uint32_t svc_gethashes_check(struct csi_service *svc,
+			     const struct sc_rpc_request *rq,
+			     const struct host_ref *hr)
+{
+	const struct csi_gethashes_args *a = rq->args;
+
+	if (!(hr->h->features & CSI_FEAT_READ_HASH))
+		return CSI_ERR_NOTSUPP;
+	if (a->count > svc->cfg.max_blocks)
+		return CSI_ERR_TOO_BIG;
+	if (!svc_range_ok(svc, a->lbn, a->count))
+		return CSI_ERR_INVAL;
+	return CSI_OK;
+}
+
+/* After svc_gethashes_check and the read access check. */
 int svc_gethashes(struct csi_service *svc, struct sc_rpc_request *rq,
 		  const struct host_ref *hr)
 {
@@ -167,18 +183,6 @@ int svc_gethashes(struct csi_service *svc, struct sc_rpc_request *rq,
 	struct range_hashes rh;
 	uint32_t i, n, st;
 
-	if (!(hr->h->features & CSI_FEAT_READ_HASH))
-		st = CSI_ERR_NOTSUPP;
-	else if (a->count > svc->cfg.max_blocks)
-		st = CSI_ERR_TOO_BIG;
-	else if (!svc_range_ok(svc, a->lbn, a->count))
-		st = CSI_ERR_INVAL;
-	else
-		st = svc_access_check(svc, rq, false);
-	if (st != CSI_OK) {
-		r->status = st;
-		return 0;
-	}
 	if (range_hashes_alloc(rq, a->count, &rh))
 		return -ENOMEM;
 	if (a->count) {
@@ -203,7 +207,7 @@ int svc_gethashes(struct csi_service *svc, struct sc_rpc_request *rq,
 	r->status = CSI_OK;
 	svc_to_fileattr(&rh.attr, &r->attr);
 	r->nblocks = n;
-	if (svc_relock(svc, hr)) {
+	if (svc_lock_if_host_valid(svc, hr)) {
 		count(svc, hr->h, C_GH_BLOCKS, n);
 		svc_used_mark(svc, hr->h, a->file);
 		pthread_mutex_unlock(&svc->lock);
@@ -499,7 +503,7 @@ static bool push_keep_used(struct csi_service *svc, const struct host_ref *hr,
 {
 	uint32_t k, n = from;
 
-	if (!svc_relock(svc, hr))
+	if (!svc_lock_if_host_valid(svc, hr))
 		return false;
 	for (k = from; k < pc->n; k++)
 		if (svc_used_has(hr->h, pc->c[k].ino))
@@ -599,7 +603,7 @@ static int read_pushes(struct csi_service *svc, struct sc_rpc_request *rq,
 		}
 	}
 	now = svc_now_ms(svc);
-	if (svc_relock(svc, hr)) {
+	if (svc_lock_if_host_valid(svc, hr)) {
 		count(svc, hr->h, C_PUSH_ENTRIES, r->npushed);
 		svc->gctr[G_PUSH_SEARCHES_CUT] += cut;
 		svc->push_slow = push_search_over(svc, t0, now);
@@ -645,6 +649,21 @@ static void read_account(struct csi_service *svc, const struct host_ref *hr,
 	}
 }
 
+uint32_t svc_read_check(struct csi_service *svc,
+			const struct sc_rpc_request *rq,
+			const struct host_ref *hr)
+{
+	const struct csi_read_args *a = rq->args;
+	uint32_t st = read_flags_check(hr->h, a->flags);
+
+	if (st == CSI_OK && a->count > svc->cfg.max_blocks)
+		st = CSI_ERR_TOO_BIG;
+	if (st == CSI_OK && !svc_range_ok(svc, a->lbn, a->count))
+		st = CSI_ERR_INVAL;
+	return st;
+}
+
+/* After svc_read_check and the read access check. */
 int svc_read(struct csi_service *svc, struct sc_rpc_request *rq,
 	     const struct host_ref *hr)
 {
@@ -658,17 +677,6 @@ int svc_read(struct csi_service *svc, struct sc_rpc_request *rq,
 	int tries, rc = 0;
 	bool search, wants;
 
-	st = read_flags_check(hr->h, a->flags);
-	if (st == CSI_OK && a->count > svc->cfg.max_blocks)
-		st = CSI_ERR_TOO_BIG;
-	if (st == CSI_OK && !svc_range_ok(svc, a->lbn, a->count))
-		st = CSI_ERR_INVAL;
-	if (st == CSI_OK)
-		st = svc_access_check(svc, rq, false);
-	if (st != CSI_OK) {
-		r->status = st;
-		return 0;
-	}
 	if (a->count) {
 		r->blocks = sc_rpc_req_alloc(rq, a->count * sizeof(*r->blocks));
 		if (want)
@@ -687,7 +695,7 @@ int svc_read(struct csi_service *svc, struct sc_rpc_request *rq,
 			return 0;
 		}
 		n = blocks_in_reply(svc, rh.attr.size, a->lbn, a->count);
-		if (!svc_relock(svc, hr)) {
+		if (!svc_lock_if_host_valid(svc, hr)) {
 			r->status = CSI_ERR_UNKNOWN_HOST;
 			return 0;
 		}
@@ -713,7 +721,7 @@ int svc_read(struct csi_service *svc, struct sc_rpc_request *rq,
 	r->status = CSI_OK;
 	svc_to_fileattr(&rh.attr, &r->attr);
 	r->nblocks = n;
-	if (!svc_relock(svc, hr)) {
+	if (!svc_lock_if_host_valid(svc, hr)) {
 		/* its tracker state is gone: nothing to record */
 		return 0;
 	}

@@ -121,16 +121,6 @@ static bool addr_of(const struct sockaddr *sa, uint8_t out[16])
 	return false;
 }
 
-bool svc_all_zero(const uint8_t *p, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (p[i])
-			return false;
-	return true;
-}
-
 /* §3.3.3 */
 static bool peer_addr_valid(const struct csi_peer_addr *a)
 {
@@ -293,19 +283,6 @@ uint32_t svc_check_hdr(struct csi_service *svc, const struct csi_reqhdr *hdr,
 	h->last_ms = now;
 	*out = h;
 	return CSI_OK;
-}
-
-/*
- * Takes the lock back after a part run without it; false (lock not held)
- * when the registration was replaced or ended meanwhile.
- */
-bool svc_relock(struct csi_service *svc, const struct host_ref *hr)
-{
-	pthread_mutex_lock(&svc->lock);
-	if (host_valid(hr))
-		return true;
-	pthread_mutex_unlock(&svc->lock);
-	return false;
 }
 
 /* Records that hr's host now holds h (§5.2); lock held. */

@@ -15,10 +15,11 @@
  * §7.4 step 1 beyond the header: block count, end bounds, data lengths,
  * the grant for hash-only blocks.
  */
-static uint32_t write_args_check(const struct csi_service *svc,
-				 const struct host_ref *hr,
-				 const struct csi_write_args *a)
+uint32_t svc_write_check(struct csi_service *svc,
+			 const struct sc_rpc_request *rq,
+			 const struct host_ref *hr)
 {
+	const struct csi_write_args *a = rq->args;
 	uint64_t bs = svc->block_size;
 	uint32_t i;
 
@@ -105,6 +106,7 @@ static bool tail_is_zero(const struct csi_service *svc,
 	return true;
 }
 
+/* After svc_write_check and the write access check. */
 int svc_write(struct csi_service *svc, struct sc_rpc_request *rq,
 	      const struct host_ref *hr)
 {
@@ -118,11 +120,7 @@ int svc_write(struct csi_service *svc, struct sc_rpc_request *rq,
 	struct dstore_attr pre, post;
 	int rc = 0;
 
-	st = write_args_check(svc, hr, a);
-	if (st == CSI_OK)
-		st = svc_access_check(svc, rq, true);
-	if (st == CSI_OK)
-		st = svc_file_attr(svc, a->file, &pre);
+	st = svc_file_attr(svc, a->file, &pre);
 	if (st != CSI_OK) {
 		r->status = st;
 		return 0;
@@ -136,7 +134,7 @@ int svc_write(struct csi_service *svc, struct sc_rpc_request *rq,
 		rc = -ENOMEM;
 		goto out;
 	}
-	if (!svc_relock(svc, hr)) {
+	if (!svc_lock_if_host_valid(svc, hr)) {
 		r->status = CSI_ERR_UNKNOWN_HOST;
 		goto out;
 	}
@@ -171,7 +169,7 @@ int svc_write(struct csi_service *svc, struct sc_rpc_request *rq,
 		if (post.change != pre.change && svc->hooks.file_changed)
 			svc->hooks.file_changed(svc->hooks.ctx, a->file);
 	}
-	if (!svc_relock(svc, hr))
+	if (!svc_lock_if_host_valid(svc, hr))
 		goto out;
 	if (st == CSI_ERR_HASH_MISMATCH)
 		svc->gctr[G_HASH_MISMATCH]++;
@@ -203,16 +201,15 @@ out:
 
 /* ---- COMMIT ---- */
 
+/* After the write access check. */
 int svc_commit(struct csi_service *svc, struct sc_rpc_request *rq,
 	       const struct host_ref *hr)
 {
 	const struct csi_commit_args *a = rq->args;
 	struct csi_commit_res *r = rq->res;
 	struct dstore_attr at;
-	uint32_t st = svc_access_check(svc, rq, true);
+	uint32_t st = svc_file_attr(svc, a->file, &at);
 
-	if (st == CSI_OK)
-		st = svc_file_attr(svc, a->file, &at);
 	if (st == CSI_OK && dstore_sync(svc->ds))
 		st = CSI_ERR_IO;
 	if (st == CSI_OK)
@@ -220,7 +217,7 @@ int svc_commit(struct csi_service *svc, struct sc_rpc_request *rq,
 	r->status = st;
 	if (st == CSI_OK)
 		svc_to_fileattr(&at, &r->attr);
-	if (st == CSI_OK && svc_relock(svc, hr)) {
+	if (st == CSI_OK && svc_lock_if_host_valid(svc, hr)) {
 		svc_used_mark(svc, hr->h, a->file);
 		pthread_mutex_unlock(&svc->lock);
 	}
