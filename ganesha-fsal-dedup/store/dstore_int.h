@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: LGPL-3.0-or-later */
 /*
  * Inside the dedup store: on-disk records, the index transaction helpers
- * (index.c), the container files (containers.c), the data path with its
- * group commit (data.c), the namespace (namespace.c), the check (fsck.c).
+ * (index.c), the deferred index updates (delta.c, fresh.c, pending.c),
+ * the container files (containers.c), the data path (block.c, intent.c,
+ * data.c with its group commit), the namespace (namespace.c), the check
+ * (fsck.c), and the helpers all of them share (util.c).  README.md says
+ * which file calls which.
  *
  * Keys are big-endian so LMDB orders them numerically; values are in the
  * host's byte order (a store is not moved between architectures).
@@ -200,7 +203,7 @@ struct dstore {
 	uint64_t index_syncs;		/* of them, those that synced the index */
 	bool syncing;
 
-	/* pending.c: fresh chunks; readers look here under reclaim_lock */
+	/* fresh.c: fresh chunks; readers look here under reclaim_lock */
 	pthread_mutex_t fresh_lock;
 	struct hash_table fresh;	/* struct fresh_chunk */
 
@@ -210,13 +213,19 @@ struct dstore {
 	_Atomic uint64_t verify_failures;
 };
 
+/* util.c */
 void dstore_logf(struct dstore *ds, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* An LMDB return code as a negative errno, logged when it needs action. */
+int idx_err(struct dstore *ds, int rc, const char *what);
 /*
  * Makes the entries of directory path durable: a new file or directory is
  * in its parent for sure after a power cut only once the parent is synced.
  */
 int dir_sync(struct dstore *ds, const char *path);
+/* One hashing context per thread, made on first use (hashers_init). */
+int hashers_init(struct dstore *ds);
+void hashers_fini(struct dstore *ds);
 struct sc_hasher *dstore_hasher(struct dstore *ds);
 void dstore_now(struct timespec *ts);
 /* ms from now on CLOCK_MONOTONIC (condition variables' clock). */
@@ -239,7 +248,6 @@ struct wtxn {
 	bool locked;		/* holds ds->write_lock */
 };
 
-int idx_err(struct dstore *ds, int rc, const char *what);
 int wtxn_begin(struct dstore *ds, struct wtxn *w);
 void wtxn_abort(struct wtxn *w);
 /* Commits, or aborts when rc < 0; returns rc or the commit's error. */
@@ -262,6 +270,9 @@ int inode_put(struct wtxn *w, uint64_t ino, const struct inode_rec *r,
 	      const char *tgt);
 void inode_to_attr(uint64_t ino, const struct inode_rec *r,
 		   struct dstore_attr *a);
+/* inode_get of a regular file: -EISDIR, -EINVAL for other types. */
+int inode_regular(struct dstore *ds, MDB_txn *txn, uint64_t ino,
+		  struct inode_rec *r);
 void inode_touch(struct inode_rec *r, unsigned int which_mask);
 uint64_t blocks_of(const struct dstore *ds, uint64_t size);
 
@@ -354,16 +365,32 @@ int slot_mark_dead(struct wtxn *w, uint64_t slot);
 int csimap_set(struct wtxn *w, const struct sc_hash *h, uint64_t ino,
 	       uint64_t lbn, bool present);
 
-/* pending.c: reference counts and CSI-Map entries, applied later */
+/*
+ * delta.c: reference counts and CSI-Map entries, recorded to apply later;
+ * an entry of a pending record starts with these flags (format: delta.c).
+ */
+#define DELTA_OLD 1u
+#define DELTA_NEW 2u
+#define DELTA_CHUNK 4u
+#define DELTA_MAX (1 + 8 + 8 + 2 * SC_HASH_LEN)
 int delta_add(struct wtxn *w, uint64_t ino, uint64_t lbn,
 	      const struct sc_hash *old, const struct sc_hash *new_h);
 int delta_add_chunk(struct wtxn *w, const struct sc_hash *h,
 		    const struct chunk_rec *c);
 int delta_flush(struct wtxn *w);
 void delta_free(struct wtxn *w);
+
+/* fresh.c */
+bool fresh_find(struct dstore *ds, const struct wtxn *w,
+		const struct sc_hash *h, struct chunk_rec *c);
+int fresh_reserve(struct wtxn *w);
 /* After w committed: publish its new chunks, retire the applied ones. */
 void fresh_commit(struct wtxn *w);
+/* Frees the objects of t (struct fresh_chunk) and t's memory. */
+void fresh_table_free(struct hash_table *t);
 void fresh_free_all(struct dstore *ds);
+
+/* pending.c: the recorded deltas applied */
 /*
  * Pending deltas that make a writer apply them in its batch (a test build
  * lowers it: tests/crash).
@@ -403,7 +430,25 @@ int slot_punch(struct dstore *ds, uint64_t slot);
 int containers_sync(struct dstore *ds);
 uint64_t containers_disk_bytes(struct dstore *ds);
 
-/* data.c */
+/* block.c */
+bool block_is_zero(const uint8_t *p, size_t len);
+/* 0, or -EIO (logged) when verify_reads is on and buf fails loc's check. */
+int block_verify(struct dstore *ds, const struct block_loc *loc,
+		 const struct sc_hash *h, const void *buf);
+/* Content h's bytes from where it is stored, verified if configured. */
+int block_read_verified(struct dstore *ds, const struct block_loc *loc,
+			const struct sc_hash *h, void *buf);
+/* Current content of (ino, lbn) into buf; the reclaim lock held shared. */
+int block_current(struct dstore *ds, MDB_txn *txn, uint64_t ino,
+		  uint64_t lbn, uint8_t *buf);
+
+/* The write stripe of file ino (DSTORE_WRITE_STRIPES). */
+static inline pthread_rwlock_t *write_stripe(struct dstore *ds, uint64_t ino)
+{
+	return &ds->write_stripe[ino % DSTORE_WRITE_STRIPES];
+}
+
+/* intent.c: write intents into the index */
 enum plan_kind { PLAN_HOLE, PLAN_SILENT, PLAN_KNOWN, PLAN_NEW };
 
 struct block_plan {
@@ -438,14 +483,22 @@ struct write_intent {
  * meanwhile) fails alone with its rc; an error of the batch is returned.
  */
 int intents_commit(struct dstore *ds, struct write_intent *batch);
-int data_init(struct dstore *ds);
-void data_fini(struct dstore *ds);
-/* Content h's bytes from where it is stored, verified if configured. */
-int block_read_verified(struct dstore *ds, const struct block_loc *loc,
-			const struct sc_hash *h, void *buf);
+/*
+ * What blocks p[0 .. n) (ascending lbn) map to in the index: cur[i] where
+ * mapped[i].
+ */
+int plan_current(struct dstore *ds, MDB_txn *txn, uint64_t ino,
+		 const struct block_plan *p, size_t n,
+		 struct sc_hash *cur, uint8_t *mapped);
+/* Does block p already hold its planned content (now; NULL: zeros)? */
+bool plan_silent(const struct block_plan *p, const struct sc_hash *now);
+/* The file shortened or extended to size inside w; see intent.c. */
 int truncate_locked(struct dstore *ds, uint64_t ino, uint64_t size,
 		    struct wtxn *w, struct inode_rec *ir);
-pthread_rwlock_t *write_stripe(struct dstore *ds, uint64_t ino);
+
+/* data.c: the data path's upper half (the public reads and writes) */
+int data_init(struct dstore *ds);
+void data_fini(struct dstore *ds);
 
 /*
  * writeback.c: a write is held in memory (content hashed, shared by every

@@ -14,32 +14,6 @@
 
 #include "dstore_int.h"
 
-int idx_err(struct dstore *ds, int rc, const char *what)
-{
-	if (rc == 0)
-		return 0;
-	if (rc == MDB_NOTFOUND)
-		return -ENOENT;
-	if (rc == MDB_MAP_FULL) {
-		dstore_logf(ds, DSTORE_LOG_ERROR,
-			    "%s: the index is full; raise Index_Map_Size in the DEDUP block and restart",
-			    what);
-		return -ENOSPC;
-	}
-	if (rc == MDB_READERS_FULL) {
-		dstore_logf(ds, DSTORE_LOG_ERROR,
-			    "%s: too many concurrent readers; raise Max_Readers in the DEDUP block",
-			    what);
-		return -EAGAIN;
-	}
-	if (rc > 0) {
-		dstore_logf(ds, DSTORE_LOG_ERROR, "%s: %s", what,
-			    mdb_strerror(rc));
-		return rc < 1000 ? -rc : -EIO;
-	}
-	return rc;
-}
-
 int rtxn_begin(struct dstore *ds, MDB_txn **txn)
 {
 	return idx_err(ds, mdb_txn_begin(ds->env, NULL, MDB_RDONLY, txn),
@@ -195,6 +169,19 @@ int inode_get(struct dstore *ds, MDB_txn *txn, uint64_t ino,
 	}
 	return 0;
 }
+
+int inode_regular(struct dstore *ds, MDB_txn *txn, uint64_t ino,
+		  struct inode_rec *ir)
+{
+	int rc = inode_get(ds, txn, ino, ir, NULL, 0);
+
+	if (rc)
+		return rc;
+	if (ir->type == DSTORE_DIR)
+		return -EISDIR;
+	return ir->type == DSTORE_REG ? 0 : -EINVAL;
+}
+
 
 /* tgt NULL keeps a symlink's target as it is. */
 int inode_put(struct wtxn *w, uint64_t ino, const struct inode_rec *r,
@@ -493,6 +480,12 @@ int chunk_get(struct dstore *ds, MDB_txn *txn, const struct sc_hash *h,
 		return -EUCLEAN;
 	memcpy(c, v.mv_data, sizeof(*c));
 	return 0;
+}
+
+int chunk_find(struct dstore *ds, MDB_txn *txn, const struct wtxn *w,
+	       const struct sc_hash *h, struct chunk_rec *c)
+{
+	return fresh_find(ds, w, h, c) ? 0 : chunk_get(ds, txn, h, c);
 }
 
 int chunk_put(struct wtxn *w, const struct sc_hash *h,

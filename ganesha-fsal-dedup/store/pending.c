@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: LGPL-3.0-or-later
 /*
- * Deferred index updates.
+ * Deferred index updates, applied.
  *
  * Reference counts and CSI-Map entries are keyed by content hash: updating
  * them with every write would dirty a random index page per block, more
  * index I/O than the block's data.  So a transaction that remaps blocks
  * records what changed, (ino, lbn, old content, new content), as one
- * pending record appended in the same transaction (atomic with the block
- * map change, sequential on disk), and the deltas are applied in bulk
+ * pending record appended in the same transaction (delta.c, which also
+ * gives the record's format), and the deltas are applied in bulk here,
  * later: by the housekeeper every interval, when many are pending, before
  * fsck, at close.  Each index page then absorbs many updates at once.
  *
@@ -24,191 +24,14 @@
  *
  * New contents are deferred the same way: a chunk a transaction stores
  * goes into the chunk index when its delta is applied; until then it is a
- * "fresh" chunk, found in memory (struct fresh_chunk) by every lookup.  The
- * table holds exactly the chunks of pending deltas, so its size is bounded
- * by PENDING_APPLY_AT; opening a store applies what a crash left pending.
- *
- * Record: key = sequence number; value = entries, each a flags byte then
- *   DELTA_CHUNK:          hash, slot u64, check u32      (a new chunk)
- *   DELTA_OLD/DELTA_NEW:  ino u64, lbn u64, [old hash], [new hash]
+ * "fresh" chunk, found in memory (fresh.c) by every lookup.  Opening a
+ * store applies what a crash left pending.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dstore_int.h"
-
-#define DELTA_OLD 1u
-#define DELTA_NEW 2u
-#define DELTA_CHUNK 4u
-#define DELTA_MAX (1 + 8 + 8 + 2 * SC_HASH_LEN)
-
-/* Room for one more entry; where it goes. */
-static uint8_t *delta_room(struct wtxn *w)
-{
-	uint8_t *p;
-
-	if (w->delta_len + DELTA_MAX > w->delta_cap) {
-		size_t cap = w->delta_cap ? 2 * w->delta_cap : 64 * DELTA_MAX;
-
-		p = realloc(w->delta, cap);
-		if (!p)
-			return NULL;
-		w->delta = p;
-		w->delta_cap = cap;
-	}
-	return w->delta + w->delta_len;
-}
-
-int delta_add_chunk(struct wtxn *w, const struct sc_hash *h,
-		    const struct chunk_rec *c)
-{
-	struct fresh_chunk *fc = malloc(sizeof(*fc));
-	uint8_t *p = delta_room(w);
-	int rc = fc && p ? htab_reserve(&w->fresh_new, 1) : -ENOMEM;
-
-	/*
-	 * Room in the store's table too, for fresh_commit, which cannot
-	 * fail: only the transaction holding the write lock adds there.
-	 */
-	if (!rc) {
-		pthread_mutex_lock(&w->ds->fresh_lock);
-		rc = htab_reserve(&w->ds->fresh, w->fresh_new.n + 1);
-		pthread_mutex_unlock(&w->ds->fresh_lock);
-	}
-	if (rc) {
-		free(fc);
-		return rc;
-	}
-	fc->h = *h;
-	fc->c = *c;
-	htab_add(&w->fresh_new, &fc->h);
-	p[0] = DELTA_CHUNK;
-	memcpy(p + 1, h->b, SC_HASH_LEN);
-	memcpy(p + 1 + SC_HASH_LEN, &c->slot, 8);
-	memcpy(p + 9 + SC_HASH_LEN, &c->check, 4);
-	w->delta_len += 13 + SC_HASH_LEN;
-	w->cur.pending_deltas++;
-	return 0;
-}
-
-int delta_add(struct wtxn *w, uint64_t ino, uint64_t lbn,
-	      const struct sc_hash *old, const struct sc_hash *new_h)
-{
-	uint8_t *p = delta_room(w);
-
-	if (!p)
-		return -ENOMEM;
-	p[0] = (uint8_t)((old ? DELTA_OLD : 0) | (new_h ? DELTA_NEW : 0));
-	memcpy(p + 1, &ino, 8);
-	memcpy(p + 9, &lbn, 8);
-	p += 17;
-	if (old) {
-		memcpy(p, old->b, SC_HASH_LEN);
-		p += SC_HASH_LEN;
-	}
-	if (new_h) {
-		memcpy(p, new_h->b, SC_HASH_LEN);
-		p += SC_HASH_LEN;
-	}
-	w->delta_len = (size_t)(p - w->delta);
-	w->cur.pending_deltas++;
-	return 0;
-}
-
-int delta_flush(struct wtxn *w)
-{
-	uint8_t kb[8];
-	MDB_val k = { sizeof(kb), kb }, v = { w->delta_len, w->delta };
-
-	if (w->delta_len == 0)
-		return 0;
-	sc_put_be64(kb, w->cur.next_pending++);
-	w->delta_len = 0;
-	return idx_err(w->ds, mdb_put(w->txn, w->ds->db_pending, &k, &v,
-				      MDB_APPEND), "pending deltas");
-}
-
-static void fresh_table_free(struct hash_table *t)
-{
-	for (size_t i = 0; i < t->cap; i++)
-		free(t->s[i].obj);
-	htab_free(t);
-}
-
-void delta_free(struct wtxn *w)
-{
-	free(w->delta);
-	w->delta = NULL;
-	w->delta_len = w->delta_cap = 0;
-	fresh_table_free(&w->fresh_new);
-	free(w->applied);
-	w->applied = NULL;
-	w->n_applied = w->cap_applied = 0;
-}
-
-void fresh_free_all(struct dstore *ds)
-{
-	fresh_table_free(&ds->fresh);
-}
-
-int chunk_find(struct dstore *ds, MDB_txn *txn, const struct wtxn *w,
-	       const struct sc_hash *h, struct chunk_rec *c)
-{
-	struct fresh_chunk *fc = NULL;
-
-	if (w)
-		fc = htab_find(&w->fresh_new, h);
-	if (!fc) {
-		pthread_mutex_lock(&ds->fresh_lock);
-		fc = htab_find(&ds->fresh, h);
-		if (fc)
-			*c = fc->c;
-		pthread_mutex_unlock(&ds->fresh_lock);
-		if (fc)
-			return 0;
-	} else {
-		*c = fc->c;
-		return 0;
-	}
-	return chunk_get(ds, txn, h, c);
-}
-
-void fresh_commit(struct wtxn *w)
-{
-	struct dstore *ds = w->ds;
-	struct hash_table *add = &w->fresh_new;
-	struct fresh_chunk *fc;
-
-	/* room reserved by delta_add_chunk */
-	pthread_mutex_lock(&ds->fresh_lock);
-	for (size_t i = 0; i < add->cap; i++) {
-		fc = (struct fresh_chunk *)add->s[i].obj;
-		add->s[i].obj = NULL;
-		if (!fc)
-			continue;
-		if (htab_find(&ds->fresh, &fc->h))
-			free(fc);	/* cannot happen: found before storing */
-		else
-			htab_add(&ds->fresh, &fc->h);
-	}
-	pthread_mutex_unlock(&ds->fresh_lock);
-	htab_free(add);
-	if (w->n_applied == 0)
-		return;
-	/* a reader may hold a snapshot from before the chunks were indexed */
-	pthread_rwlock_wrlock(&ds->reclaim_lock);
-	pthread_mutex_lock(&ds->fresh_lock);
-	for (size_t i = 0; i < w->n_applied; i++) {
-		fc = htab_find(&ds->fresh, &w->applied[i]);
-		if (fc) {
-			htab_del(&ds->fresh, &fc->h);
-			free(fc);
-		}
-	}
-	pthread_mutex_unlock(&ds->fresh_lock);
-	pthread_rwlock_unlock(&ds->reclaim_lock);
-}
 
 /*
  * One operation of a delta, for sorting: everything about one content
@@ -437,12 +260,4 @@ int pending_apply_all(struct dstore *ds)
 	if (rc)
 		return rc;
 	return wtxn_end(&w, pending_apply(&w));
-}
-
-int dstore_apply_pending(struct dstore *ds)
-{
-	/* the writes held make deltas too */
-	int rc = wb_flush(ds);
-
-	return rc ? rc : pending_apply_all(ds);
 }

@@ -35,69 +35,6 @@ void dstore_params_default(struct dstore_params *p)
 	p->writeback_interval_ms = DSTORE_WRITEBACK_INTERVAL_DEFAULT;
 }
 
-void dstore_logf(struct dstore *ds, int level, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (ds->log)
-		ds->log(ds->log_ctx, level, msg);
-	else
-		fprintf(stderr, "dedup store %s: %s\n", ds->dir, msg);
-}
-
-static void hasher_free(void *h)
-{
-	sc_hasher_free(h);
-}
-
-/* One hashing context per thread, made on first use. */
-struct sc_hasher *dstore_hasher(struct dstore *ds)
-{
-	struct sc_hasher *h = pthread_getspecific(ds->hasher_key);
-
-	if (!h) {
-		h = sc_hasher_new();
-		if (h && pthread_setspecific(ds->hasher_key, h)) {
-			sc_hasher_free(h);
-			h = NULL;
-		}
-	}
-	return h;
-}
-
-void dstore_deadline(struct timespec *ts, uint32_t ms)
-{
-	clock_gettime(CLOCK_MONOTONIC, ts);
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (long)(ms % 1000) * 1000000;
-	if (ts->tv_nsec >= 1000000000) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000;
-	}
-}
-
-int dir_sync(struct dstore *ds, const char *path)
-{
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int rc = fd < 0 || fsync(fd) ? -errno : 0;
-
-	if (fd >= 0)
-		close(fd);
-	if (rc)
-		dstore_logf(ds, DSTORE_LOG_ERROR, "%s: fsync: %s", path,
-			    strerror(-rc));
-	return rc;
-}
-
-void dstore_now(struct timespec *ts)
-{
-	clock_gettime(CLOCK_REALTIME, ts);
-}
-
 uint32_t dstore_block_size(const struct dstore *ds)
 {
 	return ds->bsize;
@@ -503,7 +440,7 @@ int dstore_open(const char *dir, const struct dstore_params *p,
 	     pthread_mutex_init(&ds->fresh_lock, NULL) ||
 	     pthread_mutex_init(&ds->write_lock, NULL) ? -ENOMEM : 0;
 	if (!rc)
-		rc = pthread_key_create(&ds->hasher_key, hasher_free) ? -EAGAIN : 0;
+		rc = hashers_init(ds);
 	if (!rc)
 		rc = data_init(ds);
 	if (!rc)
@@ -546,8 +483,6 @@ int dstore_open(const char *dir, const struct dstore_params *p,
 
 void dstore_close(struct dstore *ds)
 {
-	struct sc_hasher *h;
-
 	if (!ds)
 		return;
 	if (wb_stop(ds))
@@ -570,9 +505,7 @@ void dstore_close(struct dstore *ds)
 	fresh_free_all(ds);
 	if (ds->lock_fd >= 0)
 		close(ds->lock_fd);
-	h = pthread_getspecific(ds->hasher_key);
-	sc_hasher_free(h);
-	pthread_key_delete(ds->hasher_key);
+	hashers_fini(ds);
 	wb_fini(ds);
 	data_fini(ds);
 	pthread_mutex_destroy(&ds->cont_lock);
@@ -706,6 +639,14 @@ int64_t dstore_reclaim(struct dstore *ds)
 	while ((n = reclaim_batch(ds)) > 0)
 		total += n;
 	return n < 0 ? n : total;
+}
+
+int dstore_apply_pending(struct dstore *ds)
+{
+	/* the writes held make deltas too */
+	int rc = wb_flush(ds);
+
+	return rc ? rc : pending_apply_all(ds);
 }
 
 int dstore_block_hash(struct dstore *ds, uint64_t ino, uint64_t lbn,
