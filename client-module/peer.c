@@ -26,14 +26,6 @@
 #include "seacache/peer_serve.h"
 #include "seacache/rpc_msg.h"
 
-/*
- * A PEER_READ call is 24 bytes of header, a credential and a verifier of
- * at most 8 + 400 bytes each, and 88 bytes of arguments: anything longer
- * is not worth reading.
- */
-#define PEER_MAX_REQUEST 4096u
-/* Connections served at once; more are refused at accept. */
-#define PEER_MAX_CONNS 64
 #define PEER_BACKLOG 16
 
 struct scfs_peer_server {
@@ -165,7 +157,7 @@ static void peer_conn_work(struct work_struct *work)
 	pc->block = kvmalloc(s->block_size, GFP_KERNEL);
 	err = pc->block ? 0 : -ENOMEM;
 	while (!err) {
-		err = scfs_rec_recv(pc->sock, PEER_MAX_REQUEST, &rec, &len);
+		err = scfs_rec_recv(pc->sock, SC_PEER_MAX_REQUEST, &rec, &len);
 		if (err)
 			break;
 		err = peer_serve_call(pc, rec, len);
@@ -201,7 +193,7 @@ static int peer_accept(void *arg)
 		}
 		pc = kzalloc(sizeof(*pc), GFP_KERNEL);
 		mutex_lock(&s->conns_lock);
-		if (!pc || s->stopping || s->nconns >= PEER_MAX_CONNS) {
+		if (!pc || s->stopping || s->nconns >= SC_PEER_MAX_CONNS) {
 			mutex_unlock(&s->conns_lock);
 			kfree(pc);
 			sock_release(sock);
@@ -234,7 +226,7 @@ int scfs_peer_server_start(const struct sockaddr_storage *addr,
 	mutex_init(&s->lock);
 	mutex_init(&s->conns_lock);
 	INIT_LIST_HEAD(&s->conns);
-	s->wq = alloc_workqueue("scfs_peer", WQ_UNBOUND, PEER_MAX_CONNS);
+	s->wq = alloc_workqueue("scfs_peer", WQ_UNBOUND, SC_PEER_MAX_CONNS);
 	err = s->wq ? 0 : -ENOMEM;
 	if (!err)
 		err = sock_create_kern(&init_net, addr->ss_family, SOCK_STREAM,

@@ -30,6 +30,7 @@
 #include <linux/workqueue.h>
 
 #include "seacache/csi_codec.h"
+#include "seacache/defaults.h"
 #include "seacache/host.h"
 
 #define SCFS_MAGIC 0x53434653		/* "SCFS", statfs f_type */

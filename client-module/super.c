@@ -27,8 +27,6 @@
 
 #define SCFS_CACHE_DEFAULT (256ull << 20)
 #define SCFS_CACHE_MIN (64ull << 10)
-#define SCFS_POLICY_DEFAULT "elru:16"
-#define SCFS_CALL_TIMEOUT_MS 30000
 /* How often an unreachable CSI service is tried again, at most. */
 #define SCFS_CONNECT_RETRY_MAX (60 * HZ)
 /*
@@ -338,7 +336,7 @@ static int scfs_fill_super(struct super_block *sb, struct fs_context *fc)
 
 	err = scfs_transport_create(&sbi->opts.server_addr,
 				    sbi->opts.peer ? &sbi->opts.peer_addr : NULL,
-				    SC_BLOCK_SIZE_DEFAULT, SCFS_CALL_TIMEOUT_MS,
+				    SC_BLOCK_SIZE_DEFAULT, SC_CSI_CALL_TIMEOUT_MS,
 				    &sbi->tr);
 	if (err)
 		return invalfc(fc, "peer=%s: %d: cannot serve peer reads there",
@@ -461,7 +459,7 @@ static int scfs_init_fs_context(struct fs_context *fc)
 	if (fc->purpose != FS_CONTEXT_FOR_RECONFIGURE) {
 		o->cache_bytes = SCFS_CACHE_DEFAULT;
 		o->variant = SC_VARIANT_SEACACHE;
-		o->policy = kstrdup(SCFS_POLICY_DEFAULT, GFP_KERNEL);
+		o->policy = kstrdup(SC_HOST_POLICY_DEFAULT, GFP_KERNEL);
 		if (!o->policy) {
 			kfree(o);
 			return -ENOMEM;

@@ -40,8 +40,6 @@
 #include "seacache/peer_serve.h"
 #include "seacache/rpc_msg.h"
 
-/* The largest record the CSI service sends: a READ of CSI_MAX_BLOCKS. */
-#define SCFS_CSI_MAX_RECORD (17u << 20)
 /*
  * Room in a PEER_READ reply beyond the block: reply header, a verifier
  * the decoder accepts (8 + 400 bytes), status and length.
@@ -53,8 +51,6 @@
 #define SCFS_PEER_POOL_SIZE 16
 /* Hashers kept for peer-fetch verification. */
 #define SCFS_PEER_HASHERS 8
-/* A peer read gives up fast: the server has the block too. */
-#define SCFS_PEER_TIMEOUT_MS 1000
 /* Dead-peer detection on an idle connection (seconds). */
 #define SCFS_KEEPIDLE 10
 #define SCFS_KEEPINTVL 5
@@ -699,7 +695,7 @@ static struct scfs_rpc *peer_rpc_create(struct scfs_peer_pool *p,
 		return NULL;
 	return rpc_create(&ss, CSI_PEER_PROG,
 			  p->block_size + SCFS_PEER_REPLY_SLACK,
-			  SCFS_PEER_TIMEOUT_MS);
+			  SC_PEER_FETCH_TIMEOUT_MS);
 }
 
 /*
@@ -897,7 +893,8 @@ int scfs_transport_create(const struct sockaddr_storage *server,
 		return -ENOMEM;
 	mutex_init(&t->pool.lock);
 	t->pool.block_size = block_size;
-	t->csi = rpc_create(server, CSI_PROG, SCFS_CSI_MAX_RECORD, timeout_ms);
+	t->csi = rpc_create(server, CSI_PROG, SC_RPC_MAX_RECORD_DEFAULT,
+			    timeout_ms);
 	err = t->csi ? 0 : -ENOMEM;
 	if (!err && peer_listen && !peer_addr_of(peer_listen, &t->peer_addr))
 		err = scfs_peer_server_start(peer_listen, block_size,

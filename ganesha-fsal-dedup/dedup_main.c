@@ -27,9 +27,7 @@
 
 #define DEDUP_SUPPORTED_ATTRIBUTES (ATTRS_POSIX | ATTR_CREATION)
 
-/* DEDUP { } ranges */
-#define BLOCK_SIZE_MIN 4096u
-#define BLOCK_SIZE_MAX 65536u
+/* DEDUP { } ranges: the store's own here, the CSI service's in defaults.h */
 #define MAP_SIZE_MAX (1ull << 40)
 #define CONTAINER_SIZE_MIN (64ull << 20)
 #define CONTAINER_SIZE_MAX (64ull << 30)
@@ -37,8 +35,6 @@
 #define MAX_READERS_MAX 65536u
 #define HOUSEKEEPING_MAX_MS 3600000u
 #define WRITEBACK_MAX (64ull << 30)
-#define CSI_MAX_HOSTS_MAX 65535u
-#define CSI_TRACKER_MAX (1u << 30)
 
 static const char dedup_name[] = "DEDUP";
 
@@ -89,7 +85,7 @@ static int dedup_conf_commit(void *node, void *link_mem, void *self_struct,
 		LogCrit(COMPONENT_CONFIG,
 			"DEDUP { Block_Size = %" PRIu32
 			"; } must be a power of two (%u..%u)",
-			m->block_size, BLOCK_SIZE_MIN, BLOCK_SIZE_MAX);
+			m->block_size, SC_BLOCK_SIZE_MIN, SC_BLOCK_SIZE_MAX);
 		err_type->invalid = true;
 		return 1;
 	}
@@ -97,8 +93,8 @@ static int dedup_conf_commit(void *node, void *link_mem, void *self_struct,
 }
 
 static struct config_item dedup_items[] = {
-	CONF_ITEM_UI32("Block_Size", BLOCK_SIZE_MIN, BLOCK_SIZE_MAX,
-		       DSTORE_BLOCK_SIZE_DEFAULT,
+	CONF_ITEM_UI32("Block_Size", SC_BLOCK_SIZE_MIN, SC_BLOCK_SIZE_MAX,
+		       SC_BLOCK_SIZE_DEFAULT,
 		       dedup_fsal_module, block_size),
 	CONF_ITEM_BOOL("Verify_Reads", true, dedup_fsal_module, verify_reads),
 	CONF_ITEM_UI64("Index_Map_Size", DSTORE_MAP_SIZE_MIN, MAP_SIZE_MAX,
@@ -119,25 +115,33 @@ static struct config_item dedup_items[] = {
 		       csi_port),
 	CONF_ITEM_STR("CSI_Bind_Addr", 1, 64, "0.0.0.0", dedup_fsal_module,
 		      csi_bind_addr),
-	CONF_ITEM_UI32("CSI_Max_Hosts", 1, CSI_MAX_HOSTS_MAX, 64,
+	CONF_ITEM_UI32("CSI_Max_Hosts", 1, SC_CSI_MAX_HOSTS_MAX,
+		       SC_CSI_MAX_HOSTS_DEFAULT,
 		       dedup_fsal_module, csi_max_hosts),
-	CONF_ITEM_UI32("CSI_Tracker_Entries", 64, CSI_TRACKER_MAX, 1u << 20,
+	CONF_ITEM_UI32("CSI_Tracker_Entries", SC_CSI_TRACKER_ENTRIES_MIN,
+		       SC_CSI_TRACKER_ENTRIES_MAX,
+		       SC_CSI_TRACKER_ENTRIES_DEFAULT,
 		       dedup_fsal_module, csi_tracker_entries),
-	CONF_ITEM_UI32("CSI_Lease", 5, 3600, 90, dedup_fsal_module,
-		       csi_lease),
+	CONF_ITEM_UI32("CSI_Lease", SC_CSI_LEASE_S_MIN, SC_CSI_LEASE_S_MAX,
+		       SC_CSI_LEASE_S_DEFAULT, dedup_fsal_module, csi_lease),
 	CONF_ITEM_UI32("CSI_Features", 0, CSI_FEAT_ALL, CSI_FEAT_ALL,
 		       dedup_fsal_module, csi_features),
-	CONF_ITEM_UI32("CSI_Max_Push", 1, CSI_MAX_PUSH, 256,
+	CONF_ITEM_UI32("CSI_Max_Push", 1, CSI_MAX_PUSH,
+		       SC_CSI_MAX_PUSH_DEFAULT,
 		       dedup_fsal_module, csi_max_push),
-	CONF_ITEM_UI32("CSI_Push_Search_Ms", 0, 1000, 2, dedup_fsal_module,
+	CONF_ITEM_UI32("CSI_Push_Search_Ms", 0, SC_CSI_PUSH_SEARCH_MS_MAX,
+		       SC_CSI_PUSH_SEARCH_MS_DEFAULT, dedup_fsal_module,
 		       csi_push_search_ms),
 	CONF_ITEM_BOOL("CSI_Delegate_Cached", false, dedup_fsal_module,
 		       csi_delegate_cached),
-	CONF_ITEM_UI32("CSI_Token_Lifetime", 1, SC_PEER_TOKEN_MAX_AHEAD, 30,
+	CONF_ITEM_UI32("CSI_Token_Lifetime", 1, SC_PEER_TOKEN_MAX_AHEAD,
+		       SC_CSI_TOKEN_S_DEFAULT,
 		       dedup_fsal_module, csi_token_seconds),
-	CONF_ITEM_UI32("CSI_Workers", 1, 64, 16, dedup_fsal_module,
-		       csi_workers),
-	CONF_ITEM_UI32("CSI_Max_Calls_Per_Conn", 1, 1024, 16,
+	CONF_ITEM_UI32("CSI_Workers", 1, SC_CSI_WORKERS_MAX,
+		       SC_CSI_WORKERS_DEFAULT, dedup_fsal_module, csi_workers),
+	CONF_ITEM_UI32("CSI_Max_Calls_Per_Conn", 1,
+		       SC_CSI_MAX_CALLS_PER_CONN_MAX,
+		       SC_CSI_MAX_CALLS_PER_CONN_DEFAULT,
 		       dedup_fsal_module, csi_max_calls_per_conn),
 	CONFIG_EOL
 };
@@ -173,7 +177,7 @@ static fsal_status_t dedup_init_config(struct fsal_module *fsal_hdl,
 		report_config_errors(err_type, NULL, config_errs_to_log);
 		LogFatal(COMPONENT_FSAL,
 			 "DEDUP: invalid DEDUP { } block, ganesha.nfsd stops. Accepted: Block_Size %u..%u (a power of two), Verify_Reads true|false, Index_Map_Size %llu..%llu, Container_Size %llu..%llu, Max_Readers %u..%u, Housekeeping_Interval 0..%u (ms; 0: off), Writeback_Buffer %llu..%llu. Fix the DEDUP block in %s and restart.",
-			 BLOCK_SIZE_MIN, BLOCK_SIZE_MAX,
+			 SC_BLOCK_SIZE_MIN, SC_BLOCK_SIZE_MAX,
 			 (unsigned long long)DSTORE_MAP_SIZE_MIN, MAP_SIZE_MAX,
 			 CONTAINER_SIZE_MIN, CONTAINER_SIZE_MAX,
 			 MAX_READERS_MIN, MAX_READERS_MAX, HOUSEKEEPING_MAX_MS,

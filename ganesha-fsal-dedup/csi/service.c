@@ -35,31 +35,31 @@ struct csi_service *csi_service_new(struct dstore *ds,
 	svc->ds = ds;
 	svc->cfg = *cfg;
 	if (!svc->cfg.max_hosts)
-		svc->cfg.max_hosts = 64;
+		svc->cfg.max_hosts = SC_CSI_MAX_HOSTS_DEFAULT;
 	if (svc->cfg.max_hosts > SC_TRACKER_MAX_HOSTS)
 		svc->cfg.max_hosts = SC_TRACKER_MAX_HOSTS;
 	if (!svc->cfg.tracker_entries)
-		svc->cfg.tracker_entries = 1u << 20;
+		svc->cfg.tracker_entries = SC_CSI_TRACKER_ENTRIES_DEFAULT;
 	if (!svc->cfg.lease_seconds)
-		svc->cfg.lease_seconds = 90;
+		svc->cfg.lease_seconds = SC_CSI_LEASE_S_DEFAULT;
 	if (!svc->cfg.max_blocks)
-		svc->cfg.max_blocks = 64;
+		svc->cfg.max_blocks = SC_CSI_MAX_BLOCKS_DEFAULT;
 	if (svc->cfg.max_blocks > CSI_MAX_BLOCKS)
 		svc->cfg.max_blocks = CSI_MAX_BLOCKS;
 	if (!svc->cfg.max_evict)
-		svc->cfg.max_evict = 1024;
+		svc->cfg.max_evict = SC_CSI_MAX_EVICT_DEFAULT;
 	if (svc->cfg.max_evict > CSI_MAX_EVICT)
 		svc->cfg.max_evict = CSI_MAX_EVICT;
 	if (!svc->cfg.max_push)
-		svc->cfg.max_push = 256;
+		svc->cfg.max_push = SC_CSI_MAX_PUSH_DEFAULT;
 	if (svc->cfg.max_push > CSI_MAX_PUSH)
 		svc->cfg.max_push = CSI_MAX_PUSH;
 	if (!svc->cfg.token_seconds)
-		svc->cfg.token_seconds = 30;
+		svc->cfg.token_seconds = SC_CSI_TOKEN_S_DEFAULT;
 	if (svc->cfg.token_seconds > SC_PEER_TOKEN_MAX_AHEAD)
 		svc->cfg.token_seconds = SC_PEER_TOKEN_MAX_AHEAD;
 	if (!svc->cfg.used_files)
-		svc->cfg.used_files = 4096;
+		svc->cfg.used_files = SC_CSI_USED_FILES_DEFAULT;
 	if (cfg->hooks)
 		svc->hooks = *cfg->hooks;
 	svc->cfg.hooks = NULL;

@@ -105,7 +105,7 @@ struct dstore_params {
 	void *log_ctx;
 };
 
-#define DSTORE_BLOCK_SIZE_DEFAULT 4096u
+#define DSTORE_BLOCK_SIZE_DEFAULT SC_BLOCK_SIZE_DEFAULT
 #define DSTORE_MAP_SIZE_DEFAULT (64ull << 30)
 #define DSTORE_MAP_SIZE_MIN (16ull << 20)
 #define DSTORE_CONTAINER_SIZE_DEFAULT (1ull << 30)

@@ -30,7 +30,7 @@ static int dcache_init(struct sc_dcache *c, const struct sc_dcache_ops *ops,
 	c->ops = ops;
 	c->cfg = *cfg;
 	if (!c->cfg.block_size)
-		c->cfg.block_size = 4096;
+		c->cfg.block_size = SC_BLOCK_SIZE_DEFAULT;
 	if (!c->cfg.peer_blocks)
 		c->cfg.peer_blocks = cfg->data_blocks;
 	err = ops->init(c, arg);
@@ -52,8 +52,8 @@ int sc_dcache_create(struct sc_dcache *c, const char *spec,
 
 	c->ops = NULL;
 	if (!cfg->data_blocks || cfg->data_blocks == SC_NIL ||
-	    (cfg->block_size && (cfg->block_size % 4096u ||
-				 cfg->block_size > 65536u))) {
+	    (cfg->block_size && (cfg->block_size % SC_BLOCK_SIZE_MIN ||
+				 cfg->block_size > SC_BLOCK_SIZE_MAX))) {
 		sc_log_err("cache '%s': %u blocks of %u bytes is invalid",
 			   spec, cfg->data_blocks, cfg->block_size);
 		return -SC_EINVAL;

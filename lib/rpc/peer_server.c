@@ -17,13 +17,6 @@
 #include "seacache/peer_server.h"
 #include "seacache/rpc_transport.h"
 
-/*
- * A PEER_READ call is 24 bytes of header, a credential and a verifier of
- * at most 8 + 400 bytes each, and 88 bytes of arguments: anything longer
- * is not worth reading.
- */
-#define PEER_MAX_REQUEST 4096u
-
 struct sc_peer_server {
 	struct sc_rpc_server *rpc;	/* NULL once stopped */
 	struct sc_rpc_service svc;
@@ -118,7 +111,8 @@ int sc_peer_server_start(const char *bind_addr, uint16_t port,
 	 * lets the loop own its identity.
 	 */
 	struct sc_rpc_server_opts o = { .bind_addr = bind_addr, .port = port,
-					.max_record = PEER_MAX_REQUEST };
+					.max_conns = SC_PEER_MAX_CONNS,
+					.max_record = SC_PEER_MAX_REQUEST };
 	struct sc_peer_server *s;
 	int err;
 

@@ -176,7 +176,7 @@ int sc_rpc_client_open(const struct sc_rpc_client_opts *o,
 		return err;
 	c->o = *o;
 	if (!c->o.timeout_ms)
-		c->o.timeout_ms = 30000;
+		c->o.timeout_ms = SC_CSI_CALL_TIMEOUT_MS;
 	if (!c->o.max_inflight)
 		c->o.max_inflight = 64;
 	if (!c->o.max_record)

@@ -352,7 +352,8 @@ int sc_rpc_server_new(const struct sc_rpc_server_opts *o,
 	s->conn_limit = 1;
 	if (s->o.workers) {
 		if (!s->o.max_inflight_per_conn)
-			s->o.max_inflight_per_conn = 16;
+			s->o.max_inflight_per_conn =
+				SC_CSI_MAX_CALLS_PER_CONN_DEFAULT;
 		s->conn_limit = s->o.max_inflight_per_conn;
 		if (!s->o.max_queued)
 			s->o.max_queued = s->o.workers * s->conn_limit;

@@ -19,6 +19,7 @@
 
 #include "backends.h"
 #include "replay.h"
+#include "seacache/defaults.h"
 #include "seacache/variant.h"
 
 /* One line of --help: the variant's names (the paper's, if other). */
@@ -56,14 +57,14 @@ static void usage(FILE *f)
 	for (i = 0; i < SC_VARIANT_COUNT; i++)
 		print_variant(f, &sc_variants[i]);
 	fprintf(f,
-"  --csi-port P         the CSI service's port (12050)\n"
+"  --csi-port P         the CSI service's port (%d)\n"
 "  --export PATH        the export's pseudo path (/export)\n"
 "  --dir DIR            the images' directory below the export (lab)\n"
 "  --pattern FMT        image k's file name, printf of k (vm-%%03u.img)\n"
 "  --vm-first N         first VM of the workload this host runs (0)\n"
 "  --vms K              how many (4)\n"
 "  --cache-mib M        host cache size (64)\n"
-"  --policy P           csi: content cache eviction (default elru:16)\n"
+"  --policy P           csi: content cache eviction (default %s)\n"
 "  --peer-bind ADDR     csi: serve peer reads on ADDR (coop, seacache)\n"
 "  --name NAME          host name, also its identity (host)\n"
 "  --no-verify          do not check blocks against the workload\n"
@@ -75,7 +76,7 @@ static void usage(FILE *f)
 "                       peers of the others; at most 10 minutes)\n"
 "  --help\n"
 "Exit status: 0 all reads right, 1 a read failed or mismatched, 2 usage,\n"
-"3 could not run.\n");
+"3 could not run.\n", SC_CSI_PORT, SC_HOST_POLICY_DEFAULT);
 }
 
 struct opts {
@@ -120,7 +121,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	int c;
 
 	*o = (struct opts){ .mode = "csi", .variant = "seacache",
-			    .name = "host", .vms = 4, .csi_port = 12050,
+			    .name = "host", .vms = 4, .csi_port = SC_CSI_PORT,
 			    .cache_mib = 64, .verify = true };
 	o->paths = (struct host_paths){ .export = "/export", .dir = "lab",
 					.pattern = "vm-%03u.img" };

@@ -9,6 +9,8 @@
  *                                         a seacache.ko mount's statistics
  *   seacachectl fsck STORE [--repair] [--json]
  *   seacachectl gc STORE [--json]         reclaim dead chunks now
+ *   seacachectl defaults [NAME...] [--json]
+ *                                         the built-in defaults and limits
  *
  * stats reads a live store (the server may be running); fsck and gc need
  * the store to themselves (stop ganesha.nfsd first; a running server
@@ -26,6 +28,7 @@
 #include <unistd.h>
 
 #include <seacache/csi_codec.h>
+#include <seacache/defaults.h>
 #include <seacache/rpc_transport.h>
 
 #include "dstore.h"
@@ -45,6 +48,7 @@ static void usage(FILE *out)
 		"usage: seacachectl COMMAND STORE [options]\n"
 		"       seacachectl stats --server HOST:PORT [--json|--prometheus]\n"
 		"       seacachectl stats --mount DIR [--json|--prometheus]\n"
+		"       seacachectl defaults [NAME...] [--json]\n"
 		"\n"
 		"commands:\n"
 		"  stats STORE        logical and physical bytes, dedup ratio, chunks,\n"
@@ -59,6 +63,10 @@ static void usage(FILE *out)
 		"                     CSI-Map entry and chunk hash; exit status 0 clean,\n"
 		"                     1 problems repaired, 4 problems left, 8 could not run\n"
 		"  gc STORE           punch out the space of unreferenced chunks now\n"
+		"  defaults [NAME...] the defaults and limits built in (seacache/\n"
+		"                     defaults.h) as shell lines NAME=VALUE, e.g.\n"
+		"                     SC_CSI_PORT=%d; with NAMEs, just their values,\n"
+		"                     one a line\n"
 		"\n"
 		"options:\n"
 		"  --json             machine-readable output\n"
@@ -67,7 +75,93 @@ static void usage(FILE *out)
 		"  -h, --help         this text\n"
 		"\n"
 		"fsck and gc need the store to themselves: stop the ganesha.nfsd that\n"
-		"serves it first (a running server reclaims space by itself).\n");
+		"serves it first (a running server reclaims space by itself).\n",
+		SC_CSI_PORT);
+}
+
+/* ---------------------------------------------------------------------
+ * defaults
+ */
+
+struct named_default {
+	const char *name;
+	unsigned long long value;
+};
+
+/* Every integer of seacache/defaults.h, in its order. */
+#define D(name) { #name, (unsigned long long)(name) }
+static const struct named_default defaults[] = {
+	D(SC_CSI_PORT),
+	D(SC_BLOCK_SIZE_MIN),
+	D(SC_BLOCK_SIZE_MAX),
+	D(SC_BLOCK_SIZE_DEFAULT),
+	D(SC_CSI_MAX_HOSTS_DEFAULT),
+	D(SC_CSI_MAX_HOSTS_MAX),
+	D(SC_CSI_TRACKER_ENTRIES_DEFAULT),
+	D(SC_CSI_TRACKER_ENTRIES_MIN),
+	D(SC_CSI_TRACKER_ENTRIES_MAX),
+	D(SC_CSI_LEASE_S_DEFAULT),
+	D(SC_CSI_LEASE_S_MIN),
+	D(SC_CSI_LEASE_S_MAX),
+	D(SC_CSI_MAX_BLOCKS_DEFAULT),
+	D(SC_CSI_MAX_EVICT_DEFAULT),
+	D(SC_CSI_MAX_PUSH_DEFAULT),
+	D(SC_CSI_PUSH_SEARCH_MS_DEFAULT),
+	D(SC_CSI_PUSH_SEARCH_MS_MAX),
+	D(SC_CSI_TOKEN_S_DEFAULT),
+	D(SC_CSI_USED_FILES_DEFAULT),
+	D(SC_CSI_WORKERS_DEFAULT),
+	D(SC_CSI_WORKERS_MAX),
+	D(SC_CSI_MAX_CALLS_PER_CONN_DEFAULT),
+	D(SC_CSI_MAX_CALLS_PER_CONN_MAX),
+	D(SC_RPC_MAX_RECORD_DEFAULT),
+	D(SC_CSI_CALL_TIMEOUT_MS),
+	D(SC_PEER_FETCH_TIMEOUT_MS),
+	D(SC_PEER_MAX_REQUEST),
+	D(SC_PEER_MAX_CONNS),
+};
+#undef D
+
+static const struct named_default *default_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
+		if (strcmp(defaults[i].name, name) == 0)
+			return &defaults[i];
+	return NULL;
+}
+
+/*
+ * Scripts take the values from here rather than spelling them: all as
+ * lines a shell can source, or the values of the names asked for, in
+ * that order (for $(seacachectl defaults SC_CSI_PORT)).
+ */
+static int cmd_defaults(char **names, int n, bool json)
+{
+	size_t i;
+	int k;
+
+	for (k = 0; k < n; k++)
+		if (!default_find(names[k])) {
+			fprintf(stderr, "seacachectl: no default named '%s' (seacachectl defaults lists them)\n",
+				names[k]);
+			return EXIT_OPERATIONAL;
+		}
+	if (json) {
+		printf("{");
+		for (i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
+			printf("%s\"%s\": %llu", i ? ", " : "",
+			       defaults[i].name, defaults[i].value);
+		printf("}\n");
+	} else if (n) {
+		for (k = 0; k < n; k++)
+			printf("%llu\n", default_find(names[k])->value);
+	} else {
+		for (i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
+			printf("%s=%llu\n", defaults[i].name, defaults[i].value);
+	}
+	return EXIT_CLEAN;
 }
 
 static void log_stderr(void *ctx, int level, const char *msg)
@@ -728,6 +822,13 @@ int main(int argc, char **argv)
 		return server ? cmd_stats_server(server, json, prom) :
 				cmd_stats_mount(mount, json, prom);
 	}
+	if (optind < argc && strcmp(argv[optind], "defaults") == 0) {
+		if (repair || (json && argc - optind > 1)) {
+			fprintf(stderr, "seacachectl: usage: seacachectl defaults [NAME...] [--json]\n");
+			return EXIT_OPERATIONAL;
+		}
+		return cmd_defaults(argv + optind + 1, argc - optind - 1, json);
+	}
 	if (argc - optind != 2) {
 		usage(stderr);
 		return EXIT_OPERATIONAL;
@@ -744,6 +845,6 @@ int main(int argc, char **argv)
 		return cmd_fsck(dir, repair, json);
 	if (strcmp(cmd, "gc") == 0)
 		return cmd_gc(dir, json);
-	fprintf(stderr, "seacachectl: unknown command '%s' (stats, fsck, gc)\n", cmd);
+	fprintf(stderr, "seacachectl: unknown command '%s' (stats, fsck, gc, defaults)\n", cmd);
 	return EXIT_OPERATIONAL;
 }

@@ -15,6 +15,7 @@
 #define SEACACHE_CSI_PROTO_H
 
 #include "compat.h"
+#include "defaults.h"
 #include "hash.h"
 
 #define CSI_PROG 0x20534341u

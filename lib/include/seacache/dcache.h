@@ -29,6 +29,7 @@
 #define SEACACHE_DCACHE_H
 
 #include "compat.h"
+#include "defaults.h"
 
 enum sc_dc_op { SC_DC_READ = 0, SC_DC_WRITE = 1 };
 
@@ -57,7 +58,7 @@ struct sc_dc_res {
 struct sc_dc_config {
 	uint32_t data_blocks;	/* data capacity in blocks, >= 1 */
 	uint32_t meta_entries;	/* address entries (split caches); 0: default */
-	uint32_t block_size;	/* bytes, 4 KiB .. 64 KiB; 0: 4096 */
+	uint32_t block_size;	/* bytes, 4 KiB .. 64 KiB; 0: SC_BLOCK_SIZE_DEFAULT */
 	uint32_t peer_blocks;	/* LRUCA: the other level's capacity; 0: same */
 	/* A content left the cache (evicted or dropped), or NULL. */
 	void (*on_evict)(void *ctx, uint64_t content);

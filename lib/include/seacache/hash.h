@@ -20,11 +20,9 @@
 #define SEACACHE_HASH_H
 
 #include "compat.h"
+#include "defaults.h"
 
 #define SC_HASH_LEN 32
-#define SC_BLOCK_SIZE_MIN 4096u
-#define SC_BLOCK_SIZE_MAX 65536u
-#define SC_BLOCK_SIZE_DEFAULT 4096u
 
 struct sc_hash {
 	uint8_t b[SC_HASH_LEN];

@@ -27,11 +27,11 @@
 struct sc_host_transport_opts {
 	const char *server;	/* the CSI service: numeric IPv4 or IPv6 */
 	uint16_t port;
-	int timeout_ms;		/* per call; 0: 30 s */
+	int timeout_ms;		/* per call; 0: SC_CSI_CALL_TIMEOUT_MS */
 	/* Peer reads served here (numeric address), or NULL: none. */
 	const char *peer_bind;
 	uint16_t peer_port;	/* 0: any free port */
-	uint32_t block_size;	/* the server's B; 0: 4096 */
+	uint32_t block_size;	/* the server's B; 0: SC_BLOCK_SIZE_DEFAULT */
 	int peer_timeout_ms;	/* a peer read; 0: SC_PEER_FETCH_TIMEOUT_MS */
 };
 

@@ -10,10 +10,8 @@
 #include <stdint.h>
 
 #include "seacache/csi_proto.h"
+#include "seacache/defaults.h"
 #include "seacache/host.h"
-
-/* Short: the server is always the fallback (§7.3). */
-#define SC_PEER_FETCH_TIMEOUT_MS 1000
 
 /*
  * Fetch block h from the peer at where, presenting tok as requester in

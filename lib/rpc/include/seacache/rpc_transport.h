@@ -18,10 +18,8 @@
 #include <sys/socket.h>
 
 #include "seacache/csi_codec.h"
+#include "seacache/defaults.h"
 #include "seacache/rpc_msg.h"
-
-/* Largest record either side accepts by default: a full READ reply. */
-#define SC_RPC_MAX_RECORD_DEFAULT (17u << 20)
 
 /* ---- client ---- */
 
@@ -29,7 +27,7 @@ struct sc_rpc_client_opts {
 	const char *host;		/* numeric IPv4 or IPv6 address */
 	uint16_t port;
 	uint32_t prog;			/* CSI_PROG or CSI_PEER_PROG */
-	int timeout_ms;			/* per call; 0: 30 s */
+	int timeout_ms;			/* per call; 0: SC_CSI_CALL_TIMEOUT_MS */
 	unsigned int max_inflight;	/* calls started, not finished; 0: 64 */
 	size_t max_record;		/* 0: SC_RPC_MAX_RECORD_DEFAULT */
 };

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * SeaCache's defaults and limits: what a host (seacache.ko, the host
+ * library, the tools) and the CSI service must agree on, and the defaults
+ * of the service's DEDUP { } parameters, each spelled here and nowhere
+ * else.  Plain macros and no includes, so that the kernel module, the
+ * FSAL and the tools all take them from this file.
+ *
+ * Outside C they come from here too: lib/defaults.cmake reads the integer
+ * #defines below into CMake variables of the same names (the tests'
+ * environment and .conf files), and `seacachectl defaults` prints them
+ * as shell lines NAME=VALUE (scripts/lab).  A value is therefore a
+ * decimal integer, optionally with a u/ull suffix, or a parenthesised
+ * shift or product of such; a string is C-only.  A new integer goes into
+ * seacachectl's list too, in this order: tests/seacachectl/defaults.sh
+ * compares the two.
+ *
+ * The limits the XDR spec fixes (CSI_MAX_BLOCKS, CSI_MAX_PUSH, ...) stay
+ * in csi_proto.h with the protocol they describe.
+ */
+#ifndef SEACACHE_DEFAULTS_H
+#define SEACACHE_DEFAULTS_H
+
+/*
+ * The CSI service's TCP port where nothing else is said: seacache-host's
+ * --csi-port, the tests' and the lab's DEDUP { CSI_Port }.  The service
+ * itself has no default port: CSI_Port = 0 (the default) keeps it off.
+ */
+#define SC_CSI_PORT 12050
+
+/* Block size: a power of two in this range, fixed per store or cache. */
+#define SC_BLOCK_SIZE_MIN 4096u
+#define SC_BLOCK_SIZE_MAX 65536u
+#define SC_BLOCK_SIZE_DEFAULT 4096u
+
+/* ---- the CSI service: DEFAULT its DEDUP { } default, MIN/MAX its range */
+
+#define SC_CSI_MAX_HOSTS_DEFAULT 64u
+#define SC_CSI_MAX_HOSTS_MAX 65535u
+/* (host, content) pairs the tracker holds */
+#define SC_CSI_TRACKER_ENTRIES_DEFAULT (1u << 20)
+#define SC_CSI_TRACKER_ENTRIES_MIN 64u
+#define SC_CSI_TRACKER_ENTRIES_MAX (1u << 30)
+/*
+ * A registration's lease (seconds).  A host renews well inside the
+ * shortest (seacache.ko every second), so MIN bounds how often it must.
+ */
+#define SC_CSI_LEASE_S_DEFAULT 90u
+#define SC_CSI_LEASE_S_MIN 5u
+#define SC_CSI_LEASE_S_MAX 3600u
+/* Blocks per READ, GET_HASHES or WRITE (at most CSI_MAX_BLOCKS). */
+#define SC_CSI_MAX_BLOCKS_DEFAULT 64u
+/* Eviction notices per request (at most CSI_MAX_EVICT). */
+#define SC_CSI_MAX_EVICT_DEFAULT 1024u
+/* Pushed entries per READ reply (at most CSI_MAX_PUSH). */
+#define SC_CSI_MAX_PUSH_DEFAULT 256u
+/* How long a READ's push search may look (ms; 0: no limit). */
+#define SC_CSI_PUSH_SEARCH_MS_DEFAULT 2u
+#define SC_CSI_PUSH_SEARCH_MS_MAX 1000u
+/* A peer token's lifetime (seconds; at most SC_PEER_TOKEN_MAX_AHEAD). */
+#define SC_CSI_TOKEN_S_DEFAULT 30u
+/* Files remembered per host as used, for pushes. */
+#define SC_CSI_USED_FILES_DEFAULT 4096u
+/* The service's worker threads, and the calls one connection has open. */
+#define SC_CSI_WORKERS_DEFAULT 16u
+#define SC_CSI_WORKERS_MAX 64u
+#define SC_CSI_MAX_CALLS_PER_CONN_DEFAULT 16u
+#define SC_CSI_MAX_CALLS_PER_CONN_MAX 1024u
+
+/* ---- the transport, on both sides of a connection ---------------------- */
+
+/*
+ * The largest record either side accepts: a READ reply of CSI_MAX_BLOCKS
+ * blocks of SC_BLOCK_SIZE_MAX (16 MiB) and its headers.
+ */
+#define SC_RPC_MAX_RECORD_DEFAULT (17u << 20)
+/* A host's CSI call fails after this long without its reply (ms). */
+#define SC_CSI_CALL_TIMEOUT_MS 30000
+/* A peer read gives up fast (ms): the server has the block too. */
+#define SC_PEER_FETCH_TIMEOUT_MS 1000
+/*
+ * The longest PEER_READ call a peer reads: 24 bytes of header, a
+ * credential and a verifier of at most 8 + 400 bytes each and 88 bytes of
+ * arguments; anything longer is not worth reading.
+ */
+#define SC_PEER_MAX_REQUEST 4096u
+/* Peer connections a host serves at once; more are refused at accept. */
+#define SC_PEER_MAX_CONNS 64
+
+/* ---- a host ------------------------------------------------------------- */
+
+/* The content cache's eviction policy when none is given. */
+#define SC_HOST_POLICY_DEFAULT "elru:16"
+
+#endif
