@@ -8,6 +8,7 @@
 #   proto     XDR, the CSI codec, ONC RPC headers and record marks, peer tokens,
 #             the protocol variants
 #   host      the SeaCache host: the client half of the CSI protocol, peer serving
+#             (its files call down only, in the order listed: host/README.md)
 #   selftest  self-tests and golden-vector builders: test modules only
 #   dcache    the papers' request-level cache organisations: user space only
 #             (the simulator and the policy tests), never in a kernel module
@@ -17,8 +18,8 @@ SC_CACHE_SRCS := cache/ccache.c cache/policy.c cache/policy_lru.c \
 	cache/policy_elru.c cache/policy_arc.c cache/csimap.c cache/hostcache.c
 SC_PROTO_SRCS := proto/xdr.c proto/csi_codec.c proto/rpc_msg.c \
 	proto/peer_token.c proto/variant.c
-SC_HOST_SRCS := host/host.c host/host_read.c host/host_write.c \
-	host/peer_serve.c
+SC_HOST_SRCS := host/host.c host/host_write.c host/host_read.c \
+	host/host_pins.c host/host_call.c host/host_util.c host/peer_serve.c
 SC_SELFTEST_SRCS := selftest/selftest.c selftest/csi_vectors.c
 SC_DCACHE_SRCS := dcache/dcache.c dcache/dcache_content.c \
 	dcache/dcache_split.c dcache/dcache_dlru.c dcache/dcache_cdac.c \

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * The host's parts shared by host.c (registration, calls, notices),
- * host_read.c and host_write.c.  Not a public interface.
+ * The host's parts shared by its files (lib/host/README.md: which calls
+ * which).  Not a public interface.
  *
  * Locks: hello_lock serializes HELLOs and is held across one; lock guards
  * the registration, the notice queue, the unstable blocks, the hashers
@@ -36,7 +36,7 @@ struct host_pin {
 };
 
 #define HOST_HASHERS 8
-/* Resends whose files a WRITE's answer can tell (host_write.c). */
+/* Resends whose files a WRITE's answer can tell (host_pins.c). */
 #define HOST_RESEND_LOG 8
 /* Buckets of the contents in flight (host_read.c), a power of two. */
 #define HOST_FLIGHT_BUCKETS 64
@@ -57,7 +57,7 @@ struct sc_host {
 	struct sc_hostcache *hc;
 
 	struct sc_mutex hello_lock;
-	/* one resend of stale pins at a time (host_write.c) */
+	/* one resend of stale pins at a time (host_pins.c) */
 	struct sc_mutex resend_lock;
 	struct sc_mutex lock;	/* everything below */
 	struct host_reg reg;
@@ -97,6 +97,53 @@ struct host_call {
 	void *reply;
 };
 
+/* One WRITE request's blocks and counters (host_pins.c, host_write.c). */
+struct wr_blk {
+	const uint8_t *data;	/* block_size bytes */
+	struct sc_hash h;
+	uint32_t kind;		/* CSI_WK_* */
+	bool need;		/* answered NEED_DATA */
+};
+
+struct wr {
+	struct sc_host *h;
+	uint64_t file;
+	uint32_t bs, bshift, stable, max_blocks, max_evict, features;
+	bool resend;	/* writes stale pins again, holding resend_lock */
+	bool raced;	/* a WRITE may have landed before a resend's bytes */
+	struct csi_write_block *wb;	/* max_blocks */
+	struct wr_blk *b;		/* max_blocks */
+	struct sc_hasher *hs;
+	uint64_t hash_blocks, need_data, data_bytes, sync_fallbacks;
+};
+
+/*
+ * The files' calls go down only (README.md): host.c and host_write.c on
+ * top, then host_read.c, host_pins.c, host_call.c, and host_util.c at
+ * the bottom.  The prototypes below are by file, from the bottom up.
+ */
+
+/* ---- host_util.c ---- */
+
+/* The errno of a status a call's handler does not deal with itself. */
+int host_status_err(uint32_t status);
+/* Logs a reply that breaks the protocol; -SC_EIO. */
+int host_proto_err(struct sc_host *h, const char *what);
+/* The registration now. */
+void host_reg_get(struct sc_host *h, struct host_reg *r);
+/* Registered anew (a new epoch or host id) since before was taken? */
+bool host_reg_moved(struct sc_host *h, const struct host_reg *before);
+struct sc_hasher *host_hasher_get(struct sc_host *h);
+void host_hasher_put(struct sc_host *h, struct sc_hasher *hs);
+/* A reply's attrs of file, into the cache (§7.7); its status's errno. */
+int host_attr_reply(struct sc_host *h, const struct host_call *c,
+		    const struct csi_fileattr *attr, uint64_t file);
+/* One more of kind k, which began at since (sc_clock_us). */
+void host_time_add(struct sc_host *h, enum sc_host_time_kind k,
+		   uint64_t since);
+
+/* ---- host_call.c ---- */
+
 /*
  * One CSI call under §5.1 and §6: hdr (NULL for HELLO) gets the current
  * registration and queued notices; no reply is retried (the transport
@@ -107,43 +154,51 @@ struct host_call {
 int host_call(struct sc_host *h, uint32_t proc, struct csi_reqhdr *hdr,
 	      const void *args, void *res, struct host_call *c);
 void host_release(struct sc_host *h, struct host_call *c);
-/* The errno of a status a call's handler does not deal with itself. */
-int host_status_err(uint32_t status);
-/* Logs a reply that breaks the protocol; -SC_EIO. */
-int host_proto_err(struct sc_host *h, const char *what);
-
-/* The registration now. */
-void host_reg_get(struct sc_host *h, struct host_reg *r);
-/* Registered anew (a new epoch or host id) since before was taken? */
-bool host_reg_moved(struct sc_host *h, const struct host_reg *before);
+/*
+ * HELLO (§4), unless another thread registered since seen_gen (0: the
+ * first registration).
+ */
+int host_register(struct sc_host *h, uint64_t seen_gen);
 /* Queue a notice for content h no longer holds. */
 void host_notice(struct sc_host *h, const struct sc_hash *hash);
 /* Send EVICT while more than keep notices are queued. */
 int host_flush(struct sc_host *h, uint32_t keep);
 
-struct sc_hasher *host_hasher_get(struct sc_host *h);
-void host_hasher_put(struct sc_host *h, struct sc_hasher *hs);
+/* ---- host_pins.c ---- */
 
-/*
- * host_read.c: wait up to max_ms, while the READs in flight now are, for
- * content hash to come into the cache; 1 with it copied to buf, 0 if it
- * did not come, -SC_EINTR on a fatal signal.
- */
-int host_content_wait(struct sc_host *h, const struct sc_hash *hash,
-		      void *buf, uint32_t max_ms);
-/* host_read.c: one more of kind k, which began at since (sc_clock_us). */
-void host_time_add(struct sc_host *h, enum sc_host_time_kind k,
-		   uint64_t since);
-/* How long a peer read waits for a content our READs are bringing. */
-#define HOST_PEER_WAIT_MS 200
-/* host_read.c: the size a read needs, from the cache or a getattr. */
-int host_file_size(struct sc_host *h, uint64_t file, uint64_t *size);
-/* host_write.c: write again, as data, file's blocks of an earlier epoch. */
-int host_pins_resend(struct sc_host *h, uint64_t file);
-/* Does the host keep unstable blocks of file (uncommitted writes)? */
-bool host_file_pinned(struct sc_host *h, uint64_t file);
 /* The unstable blocks a host of that cache keeps, at most (max_pins). */
 uint32_t host_max_pins(uint32_t cache_blocks);
 void host_pins_free(struct sc_host *h);
+/* Does the host keep unstable blocks of file (uncommitted writes)? */
+bool host_file_pinned(struct sc_host *h, uint64_t file);
+/* Write again, as data, file's blocks of an earlier epoch. */
+int host_pins_resend(struct sc_host *h, uint64_t file);
+/* A WRITE request of file (stable: CSI_*); 0 or -SC_ENOMEM. */
+int host_wr_init(struct wr *w, struct sc_host *h, uint64_t file,
+		 uint32_t stable);
+/* The request's counters into the host's; frees what init took. */
+void host_wr_fini(struct wr *w);
+/* b's hash of its data. */
+int host_wr_hash(struct wr *w, struct wr_blk *b);
+/*
+ * b[0..n) from lbn, up to end: WRITE, the bytes of every block answered
+ * NEED_DATA, and again after every resend it raced (§6.2 item 5).
+ */
+int host_wr_blocks(struct wr *w, uint64_t lbn, struct wr_blk *b,
+		   uint32_t n, uint64_t end);
+
+/* ---- host_read.c ---- */
+
+/*
+ * Wait up to max_ms, while the READs in flight now are, for content hash
+ * to come into the cache; 1 with it copied to buf, 0 if it did not come,
+ * -SC_EINTR on a fatal signal.
+ */
+int host_content_wait(struct sc_host *h, const struct sc_hash *hash,
+		      void *buf, uint32_t max_ms);
+/* How long a peer read waits for a content our READs are bringing. */
+#define HOST_PEER_WAIT_MS 200
+/* The size a read needs, from the cache or a getattr. */
+int host_file_size(struct sc_host *h, uint64_t file, uint64_t *size);
 
 #endif /* SEACACHE_HOST_PRIV_H */

@@ -63,6 +63,40 @@ struct rd {
 	struct rd_acc acc;
 };
 
+static int host_getattr(struct sc_host *h, uint64_t file,
+			struct csi_fileattr *attr)
+{
+	/* READ of no block: only the attrs, in every variant (§7.3) */
+	struct csi_read_args a = { .file = file,
+				   .flags = CSI_READ_WANT_DATA };
+	struct csi_read_res r;
+	struct host_call c;
+	int err;
+
+	err = host_call(h, CSI_PROC_READ, &a.hdr, &a, &r, &c);
+	if (err)
+		return err;
+	if (c.status == CSI_OK && (r.nblocks || r.npushed))
+		err = host_proto_err(h, "blocks in a READ of none");
+	if (!err)
+		err = host_attr_reply(h, &c, &r.attr, file);
+	if (!err)
+		*attr = r.attr;
+	host_release(h, &c);
+	return err;
+}
+
+/* In a NOFS scope, as every I/O entry point (host.h). */
+int sc_host_getattr(struct sc_host *h, uint64_t file,
+		    struct csi_fileattr *attr)
+{
+	unsigned int nofs = sc_nofs_save();
+	int err = host_getattr(h, file, attr);
+
+	sc_nofs_restore(nofs);
+	return err;
+}
+
 int host_file_size(struct sc_host *h, uint64_t file, uint64_t *size)
 {
 	struct csi_fileattr a;
@@ -348,22 +382,6 @@ int host_content_wait(struct sc_host *h, const struct sc_hash *hash,
 	int err = rd_settle(h, rd_seq_now(h), rd_content_landed, &a, max_ms);
 
 	return err ? err : a.got;
-}
-
-void host_time_add(struct sc_host *h, enum sc_host_time_kind k,
-		   uint64_t since)
-{
-	struct sc_host_time *t = &h->times[k];
-	uint64_t us = sc_clock_us() - since;
-	uint32_t b = 0;
-
-	while (b < SC_HOST_TIME_BUCKETS - 1 && us >= 1ull << b)
-		b++;
-	sc_mutex_lock(&h->lock);
-	t->n++;
-	t->us += us;
-	t->hist[b]++;
-	sc_mutex_unlock(&h->lock);
 }
 
 /*

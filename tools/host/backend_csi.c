@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The SeaCache host: every VM of this process reads through one sc_host
- * (lib/host/host.c), the shared core's client of the CSI protocol, over the
+ * (lib/host/), the shared core's client of the CSI protocol, over the
  * user-space transport (lib/rpc/host_transport.c).  Images are found by
  * CSI LOOKUP in the export, so this host needs no NFS mount.
  */
