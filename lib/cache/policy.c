@@ -2,7 +2,10 @@
 /* The registry of eviction policies and policy specs ("name[:arg]"). */
 #include "seacache/policy.h"
 
-/* Add a policy: one file lib/policy_NAME.c and one line here. */
+/*
+ * Add a policy: one file lib/cache/policy_NAME.c, listed in lib/sources.mk,
+ * and one line here.
+ */
 static const struct sc_policy_ops *const sc_policies[] = {
 	&sc_policy_lru,
 	&sc_policy_elru,

@@ -3,7 +3,10 @@
 #include "seacache/dcache.h"
 #include "seacache/policy.h"
 
-/* Add an organisation: one file lib/dcache_NAME.c and one line here. */
+/*
+ * Add an organisation: one file lib/dcache/dcache_NAME.c, listed in
+ * lib/sources.mk, and one line here.
+ */
 static const struct sc_dcache_ops *const sc_dcaches[] = {
 	&sc_dcache_content,
 	&sc_dcache_dlru,

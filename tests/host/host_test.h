@@ -3,7 +3,7 @@
  * The host library's tests run one set of scenarios (host_test.c) against
  * two servers: the CSI service in process over a dedup store and the RPC
  * server (backend_inproc.c, also under the sanitizers), and a real
- * ganesha.nfsd with FSAL_DEDUP (backend_nfs.c, under scripts/ganesha-run,
+ * ganesha.nfsd with FSAL_DEDUP (backend_ganesha.c, under scripts/ganesha-run,
  * files made and checked over NFS).  A backend gives the service's
  * address and does what the test needs done behind the hosts' backs.
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * Request-level caches: the dedup-aware cache organisations of the papers,
- * one small interface, one file per organisation (lib/dcache_*.c),
+ * one small interface, one file per organisation (lib/dcache/dcache_*.c),
  * registered in lib/dcache/dcache.c.
  *
  * The slot-level policies (policy.h) decide which content slot to evict;
