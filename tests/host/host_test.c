@@ -490,7 +490,7 @@ static void test_push_idle(void **state)
 	th_free(t);
 }
 
-/* ---- single flight (issue 21) ---- */
+/* ---- single flight: VMs of a host missing one content fetch it once ---- */
 
 #define SF_READERS 8
 
