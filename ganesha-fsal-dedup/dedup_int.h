@@ -152,4 +152,108 @@ void dedup_attr_to_fsal(const struct dedup_store *st,
 bool dedup_wire_decode(const struct gsh_buffdesc *desc, uint64_t *store_id,
 		       uint64_t *ino);
 
+/*
+ * The object handle files.  dedup_handle.c holds the operations table and
+ * points it at the operations of dedup_dir.c (namespace), dedup_open.c
+ * (open and share state) and dedup_io.c (I/O); each of them calls down
+ * into dedup_util.c only, which calls none of them.
+ */
+
+/* dedup_util.c */
+void fill_attrs_out(const struct dedup_store *st,
+		    const struct dstore_attr *a,
+		    struct fsal_attrlist *attrs_out);
+void attrs_error(struct fsal_attrlist *attrs);
+struct dedup_fsal_export *cur_export(void);
+void dedup_release(struct fsal_obj_handle *obj_hdl);
+fsal_status_t check_dir_write(struct fsal_obj_handle *dir);
+int apply_attrs(struct dedup_store *st, uint64_t ino,
+		object_file_type_t type, const struct fsal_attrlist *s,
+		attrmask_t mask, struct dstore_attr *out);
+fsal_status_t dedup_open_my_fd(struct fsal_fd *fd,
+			       fsal_openflags_t openflags);
+fsal_status_t dedup_close_my_fd(struct fsal_fd *fd);
+fsal_status_t dedup_open_func(struct fsal_obj_handle *obj_hdl,
+			      fsal_openflags_t openflags,
+			      struct fsal_fd *fd);
+fsal_status_t dedup_close_func(struct fsal_obj_handle *obj_hdl,
+			       struct fsal_fd *fd);
+fsal_status_t create_obj(struct fsal_obj_handle *dir_hdl,
+			 const char *name, uint32_t dtype,
+			 const struct fsal_attrlist *attrs_in,
+			 uint64_t rdev, const char *target,
+			 struct dstore_attr *a, bool *existed);
+
+/* dedup_dir.c */
+fsal_status_t dedup_lookup(struct fsal_obj_handle *parent, const char *path,
+			   struct fsal_obj_handle **handle,
+			   struct fsal_attrlist *attrs_out);
+fsal_status_t dedup_readdir(struct fsal_obj_handle *dir_hdl,
+			    fsal_cookie_t *whence, void *dir_state,
+			    fsal_readdir_cb cb, attrmask_t attrmask,
+			    bool *eof);
+fsal_status_t dedup_mkdir(struct fsal_obj_handle *dir_hdl, const char *name,
+			  struct fsal_attrlist *attrs_in,
+			  struct fsal_obj_handle **new_obj,
+			  struct fsal_attrlist *attrs_out);
+fsal_status_t dedup_mknode(struct fsal_obj_handle *dir_hdl, const char *name,
+			   object_file_type_t nodetype,
+			   struct fsal_attrlist *attrs_in,
+			   struct fsal_obj_handle **new_obj,
+			   struct fsal_attrlist *attrs_out);
+fsal_status_t dedup_symlink(struct fsal_obj_handle *dir_hdl,
+			    const char *name, const char *link_path,
+			    struct fsal_attrlist *attrs_in,
+			    struct fsal_obj_handle **new_obj,
+			    struct fsal_attrlist *attrs_out);
+fsal_status_t dedup_readlink(struct fsal_obj_handle *obj_hdl,
+			     struct gsh_buffdesc *link_content, bool refresh);
+fsal_status_t dedup_link(struct fsal_obj_handle *obj_hdl,
+			 struct fsal_obj_handle *dir_hdl, const char *name);
+fsal_status_t dedup_rename(struct fsal_obj_handle *obj_hdl,
+			   struct fsal_obj_handle *olddir_hdl,
+			   const char *old_name,
+			   struct fsal_obj_handle *newdir_hdl,
+			   const char *new_name);
+fsal_status_t dedup_unlink(struct fsal_obj_handle *dir_hdl,
+			   struct fsal_obj_handle *obj_hdl, const char *name);
+
+/* dedup_open.c */
+fsal_status_t dedup_close(struct fsal_obj_handle *obj_hdl);
+fsal_status_t dedup_open2(struct fsal_obj_handle *obj_hdl,
+			  struct state_t *state, fsal_openflags_t openflags,
+			  enum fsal_create_mode createmode, const char *name,
+			  struct fsal_attrlist *attrs_set,
+			  fsal_verifier_t verifier,
+			  struct fsal_obj_handle **new_obj,
+			  struct fsal_attrlist *attrs_out,
+			  bool *caller_perm_check);
+fsal_openflags_t dedup_status2(struct fsal_obj_handle *obj_hdl,
+			       struct state_t *state);
+fsal_status_t dedup_reopen2(struct fsal_obj_handle *obj_hdl,
+			    struct state_t *state,
+			    fsal_openflags_t openflags);
+fsal_status_t dedup_lock_op2(struct fsal_obj_handle *obj_hdl,
+			     struct state_t *state, void *owner,
+			     fsal_lock_op_t lock_op,
+			     fsal_lock_param_t *request_lock,
+			     fsal_lock_param_t *conflicting_lock);
+fsal_status_t dedup_close2(struct fsal_obj_handle *obj_hdl,
+			   struct state_t *state);
+
+/* dedup_io.c */
+void dedup_read2(struct fsal_obj_handle *obj_hdl, bool bypass,
+		 fsal_async_cb done_cb, struct fsal_io_arg *read_arg,
+		 void *caller_arg);
+void dedup_write2(struct fsal_obj_handle *obj_hdl, bool bypass,
+		  fsal_async_cb done_cb, struct fsal_io_arg *write_arg,
+		  void *caller_arg);
+fsal_status_t dedup_commit2(struct fsal_obj_handle *obj_hdl, off_t offset,
+			    size_t len);
+fsal_status_t dedup_fallocate(struct fsal_obj_handle *obj_hdl,
+			      struct state_t *state, uint64_t offset,
+			      uint64_t length, bool allocate);
+fsal_status_t dedup_seek2(struct fsal_obj_handle *obj_hdl,
+			  struct state_t *state, struct io_info *info);
+
 #endif /* DEDUP_INT_H */

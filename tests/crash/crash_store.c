@@ -10,7 +10,7 @@
  * hold its content, reference counts and totals right), and every byte
  * whose durability was acknowledged before the cut reads back.
  *
- * The workload calls the store as FSAL_DEDUP does (dedup_handle.c):
+ * The workload calls the store as FSAL_DEDUP's object handles do (dedup_*.c):
  * dstore_write with stable set for FILE_SYNC/DATA_SYNC WRITEs, dstore_sync
  * for COMMIT, dstore_write_blocks for the CSI service's WRITE,
  * dstore_setattr for a size change, dstore_remove and dstore_create;
