@@ -40,15 +40,8 @@
 #include "seacache/peer_serve.h"
 #include "seacache/rpc_msg.h"
 
-/*
- * Room in a PEER_READ reply beyond the block: reply header, a verifier
- * the decoder accepts (8 + 400 bytes), status and length.
- */
-#define SCFS_PEER_REPLY_SLACK 1024u
 /* A kept send buffer costs memory while idle: keep only ordinary ones. */
 #define SCFS_REC_BUF_KEEP (1u << 20)
-/* Peers with a connection kept; more use one-shot connections. */
-#define SCFS_PEER_POOL_SIZE 16
 /* Hashers kept for peer-fetch verification. */
 #define SCFS_PEER_HASHERS 8
 /* Dead-peer detection on an idle connection (seconds). */
@@ -647,7 +640,7 @@ struct scfs_peer_slot {
 struct scfs_peer_pool {
 	struct mutex lock;
 	u32 block_size;
-	struct scfs_peer_slot slot[SCFS_PEER_POOL_SIZE];
+	struct scfs_peer_slot slot[SC_PEER_POOL_SIZE];
 	struct sc_hasher *hashers[SCFS_PEER_HASHERS];
 	unsigned int nhashers;
 };
@@ -694,7 +687,7 @@ static struct scfs_rpc *peer_rpc_create(struct scfs_peer_pool *p,
 	if (peer_sockaddr(where, &ss))
 		return NULL;
 	return rpc_create(&ss, CSI_PEER_PROG,
-			  p->block_size + SCFS_PEER_REPLY_SLACK,
+			  p->block_size + SC_PEER_REPLY_SLACK,
 			  SC_PEER_FETCH_TIMEOUT_MS);
 }
 
@@ -710,7 +703,7 @@ static struct scfs_peer_slot *pool_get(struct scfs_peer_pool *p,
 	unsigned int i;
 
 	mutex_lock(&p->lock);
-	for (i = 0; i < SCFS_PEER_POOL_SIZE && !k; i++) {
+	for (i = 0; i < SC_PEER_POOL_SIZE && !k; i++) {
 		struct scfs_peer_slot *s = &p->slot[i];
 
 		if (s->rpc && same_peer(&s->addr, where))
@@ -769,7 +762,7 @@ static void pool_free(struct scfs_peer_pool *p)
 {
 	unsigned int i;
 
-	for (i = 0; i < SCFS_PEER_POOL_SIZE; i++)
+	for (i = 0; i < SC_PEER_POOL_SIZE; i++)
 		rpc_destroy(p->slot[i].rpc);
 	while (p->nhashers)
 		sc_hasher_free(p->hashers[--p->nhashers]);

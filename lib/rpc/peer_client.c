@@ -17,14 +17,6 @@
 #include "seacache/peer_serve.h"
 #include "seacache/rpc_transport.h"
 
-/*
- * Room in a reply record beyond the block: reply header, a verifier the
- * decoder accepts (8 + 400 bytes), status and length.  A longer record
- * cannot be a valid answer and the transport fails it with -EBADMSG
- * without reading it whole.
- */
-#define PEER_REPLY_SLACK 1024u
-
 /* The numeric address sc_rpc_client_opts wants, per PROTOCOL.md §3.3.3. */
 static int peer_addr_str(const struct csi_peer_addr *a,
 			 char buf[INET6_ADDRSTRLEN], uint16_t *port)
@@ -56,7 +48,7 @@ static void peer_client_opts(struct sc_rpc_client_opts *o, char *host,
 	o->prog = CSI_PEER_PROG;
 	o->timeout_ms = timeout_ms > 0 ? timeout_ms : SC_PEER_FETCH_TIMEOUT_MS;
 	o->max_inflight = inflight;
-	o->max_record = block_size + PEER_REPLY_SLACK;
+	o->max_record = block_size + SC_PEER_REPLY_SLACK;
 }
 
 /* Send one PEER_READ on c: its xid in *xid. */
@@ -132,8 +124,6 @@ int sc_peer_fetch(const struct csi_peer_addr *where, uint64_t requester,
 	return err;
 }
 
-/* Peers with a connection kept; more share one-shot connections. */
-#define PEER_POOL_SIZE 16
 /* Calls in flight on one kept connection. */
 #define PEER_POOL_INFLIGHT 8
 
@@ -155,7 +145,7 @@ struct sc_peer_pool {
 	pthread_cond_t calls_cv;	/* a connection's calls went down */
 	int timeout_ms;
 	uint32_t block_size;
-	struct peer_conn conn[PEER_POOL_SIZE];
+	struct peer_conn conn[SC_PEER_POOL_SIZE];
 	/* hashers of finished fetches, kept for the next ones */
 	struct sc_hasher *hashers[PEER_POOL_INFLIGHT];
 	unsigned int nhashers;
@@ -181,7 +171,7 @@ void sc_peer_pool_free(struct sc_peer_pool *p)
 {
 	if (!p)
 		return;
-	for (unsigned int i = 0; i < PEER_POOL_SIZE; i++)
+	for (unsigned int i = 0; i < SC_PEER_POOL_SIZE; i++)
 		sc_rpc_client_close(p->conn[i].c);
 	while (p->nhashers)
 		sc_hasher_free(p->hashers[--p->nhashers]);
@@ -215,7 +205,7 @@ static struct peer_conn *pool_get(struct sc_peer_pool *p,
 
 	*err = 0;
 	pthread_mutex_lock(&p->lock);
-	for (i = 0; i < PEER_POOL_SIZE && !k; i++) {
+	for (i = 0; i < SC_PEER_POOL_SIZE && !k; i++) {
 		struct peer_conn *c = &p->conn[i];
 
 		if (c->c && !c->broken && same_peer(&c->addr, where))
@@ -223,7 +213,7 @@ static struct peer_conn *pool_get(struct sc_peer_pool *p,
 		else if (!c->c && !free_slot)
 			free_slot = c;
 	}
-	for (i = 0; i < PEER_POOL_SIZE && !k && !free_slot; i++) {
+	for (i = 0; i < SC_PEER_POOL_SIZE && !k && !free_slot; i++) {
 		struct peer_conn *c = &p->conn[i];
 
 		if (!c->users) {	/* idle, another peer's: it may go */

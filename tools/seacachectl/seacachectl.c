@@ -119,6 +119,8 @@ static const struct named_default defaults[] = {
 	D(SC_PEER_FETCH_TIMEOUT_MS),
 	D(SC_PEER_MAX_REQUEST),
 	D(SC_PEER_MAX_CONNS),
+	D(SC_PEER_REPLY_SLACK),
+	D(SC_PEER_POOL_SIZE),
 };
 #undef D
 

@@ -86,6 +86,15 @@
 #define SC_PEER_MAX_REQUEST 4096u
 /* Peer connections a host serves at once; more are refused at accept. */
 #define SC_PEER_MAX_CONNS 64
+/*
+ * Room in a PEER_READ reply beyond the block: reply header, a verifier
+ * the decoder accepts (8 + 400 bytes), status and length.  A longer
+ * record cannot be a valid answer: the transport fails it without
+ * reading it whole.
+ */
+#define SC_PEER_REPLY_SLACK 1024u
+/* Peers a host keeps a connection to; the others get one-shot ones. */
+#define SC_PEER_POOL_SIZE 16
 
 /* ---- a host ------------------------------------------------------------- */
 
