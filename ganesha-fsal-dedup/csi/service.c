@@ -2,9 +2,9 @@
 /*
  * The CSI service: its life (new, free, epoch), the table of procedures
  * and the dispatch of a call after the request header checks of §5.1,
- * and STATS.  LOOKUP, GET_HASHES and READ are in service_read.c, WRITE
- * and COMMIT in service_write.c, registrations and leases in
- * service_reg.c, the helpers they share in service_util.c;
+ * and STATS.  LOOKUP, GET_HASHES, READ and GET_MAP are in
+ * service_read.c, WRITE and COMMIT in service_write.c, registrations and
+ * leases in service_reg.c, the helpers they share in service_util.c;
  * service_int.h holds what they share.  See service.h for scope and
  * threading, README.md for which file calls which.
  */
@@ -282,6 +282,15 @@ static const struct svc_proc svc_procs[] = {
 		.run = do_evict,
 	},
 	[CSI_PROC_STATS] = { .kind = SVC_LOCKED, .run = do_stats },
+	[CSI_PROC_GET_MAP] = {
+		HDR_IN(csi_getmap_args), .calls = C_GM_CALLS,
+		/*
+		 * read access, each file's entry answering it: the call
+		 * itself is answered CSI_OK (§7.11)
+		 */
+		.access = SVC_ACCESS_NONE,
+		.check = svc_getmap_check, .run = svc_getmap,
+	},
 };
 
 #define SVC_NPROCS (sizeof(svc_procs) / sizeof(svc_procs[0]))

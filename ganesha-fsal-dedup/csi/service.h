@@ -9,8 +9,9 @@
  * Every procedure is served: HELLO (§4), LOOKUP (§7.1), GET_HASHES (§7.2),
  * READ (§7.3) with hash-only answers (TRACKER), pushes (PUSH) and
  * delegation to peers with tokens (COOP), WRITE (§7.4) with hash-only
- * blocks under proof of possession (DEDUP_WRITE), COMMIT, EVICT and STATS,
- * each after the request header checks of §5.1 in their order.
+ * blocks under proof of possession (DEDUP_WRITE), COMMIT, EVICT, STATS and
+ * GET_MAP (§7.11, MAP), each after the request header checks of §5.1 in
+ * their order.
  *
  * A file id on the wire is the store's inode number; a change id is
  * dstore_attr.change.
@@ -61,7 +62,7 @@ struct csi_service_config {
 	uint32_t tracker_entries; /* (host, content) pairs; 0: 1 Mi */
 	uint32_t lease_seconds;	  /* 0: 90 */
 	uint32_t features;	  /* CSI_FEAT_* offered; granted = requested
-				   * ∩ offered */
+				   * ∩ offered, less MAP without READ_HASH */
 	uint32_t max_blocks;	  /* per READ/GET_HASHES/WRITE; 0: 64, ≤ 256 */
 	uint32_t max_evict;	  /* notices per request; 0: 1024, ≤ 4096 */
 	uint32_t max_push;	  /* pushed entries per reply; 0: 256, ≤ 1024 */
@@ -89,7 +90,7 @@ struct csi_service_config {
 /* Features this implementation can grant. */
 #define CSI_SERVICE_FEATURES (CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER | \
 			      CSI_FEAT_PUSH | CSI_FEAT_COOP | \
-			      CSI_FEAT_DEDUP_WRITE)
+			      CSI_FEAT_DEDUP_WRITE | CSI_FEAT_MAP)
 
 /*
  * A service over ds (not owned; must outlive the service), with a fresh

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: LGPL-3.0-or-later */
 /*
  * The CSI service's parts shared by service.c (life, the procedure table
- * and dispatch, STATS), service_read.c (LOOKUP, GET_HASHES, READ),
- * service_write.c (WRITE, COMMIT), service_reg.c (registrations, leases)
- * and service_util.c (randomness, clocks, file and access helpers), in
- * the order they call each other: each calls only those after it (see
- * README.md).  Not a public interface.
+ * and dispatch, STATS), service_read.c (LOOKUP, GET_HASHES, READ,
+ * GET_MAP), service_write.c (WRITE, COMMIT), service_reg.c
+ * (registrations, leases) and service_util.c (randomness, clocks, file
+ * and access helpers), in the order they call each other: each calls
+ * only those after it (see README.md).  Not a public interface.
  */
 #ifndef CSI_SERVICE_INT_H
 #define CSI_SERVICE_INT_H
@@ -39,6 +39,8 @@
 	X(C_READ_PROBE_BLOCKS, "read.probe_blocks")			\
 	X(C_GH_CALLS, "get_hashes.calls")				\
 	X(C_GH_BLOCKS, "get_hashes.blocks")				\
+	X(C_GM_CALLS, "get_map.calls")					\
+	X(C_GM_BLOCKS, "get_map.blocks")				\
 	X(C_READ_DELEGATED, "read.delegated_blocks")			\
 	X(C_PUSH_ENTRIES, "read.pushed_entries")			\
 	X(C_DELEG_TARGETED, "peer.delegations_served")			\
@@ -168,6 +170,8 @@ svc_check_fn svc_gethashes_check;
 svc_run_fn svc_gethashes;
 svc_check_fn svc_read_check;
 svc_run_fn svc_read;
+svc_check_fn svc_getmap_check;
+svc_run_fn svc_getmap;
 
 /* service_write.c */
 svc_check_fn svc_write_check;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-3.0-or-later
 /*
- * The CSI service's reads: LOOKUP (§7.1), GET_HASHES (§7.2), and READ
+ * The CSI service's reads: LOOKUP (§7.1), GET_HASHES (§7.2), READ
  * (§7.3) with hash-only answers (TRACKER), delegation to peers (COOP) and
- * pushes (PUSH).
+ * pushes (PUSH), and GET_MAP's windows (§7.11).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -210,6 +210,142 @@ int svc_gethashes(struct csi_service *svc, struct sc_rpc_request *rq,
 	if (svc_lock_if_host_valid(svc, hr)) {
 		count(svc, hr->h, C_GH_BLOCKS, n);
 		svc_used_mark(svc, hr->h, a->file);
+		pthread_mutex_unlock(&svc->lock);
+	}
+	return 0;
+}
+
+/* ---- GET_MAP ---- */
+
+uint32_t svc_getmap_check(struct csi_service *svc,
+			  const struct sc_rpc_request *rq,
+			  const struct host_ref *hr)
+{
+	const struct csi_getmap_args *a = rq->args;
+	uint32_t i, j;
+
+	if (!(hr->h->features & CSI_FEAT_MAP))
+		return CSI_ERR_NOTSUPP;
+	/* the codec refuses more files than CSI_MAX_MAP_FILES already */
+	if (a->count > CSI_MAX_MAP_BLOCKS || a->nfiles > CSI_MAX_MAP_FILES)
+		return CSI_ERR_TOO_BIG;
+	if (!a->nfiles || !a->count || !svc_range_ok(svc, a->lbn, a->count))
+		return CSI_ERR_INVAL;
+	for (i = 1; i < a->nfiles; i++)
+		for (j = 0; j < i; j++)
+			if (a->files[i] == a->files[j])
+				return CSI_ERR_INVAL;
+	return CSI_OK;
+}
+
+/*
+ * A file's status in a GET_MAP reply: one of those §7.11 lets a file
+ * alone have (a host takes any other for a protocol error and drops the
+ * whole reply).  An id that names no regular file is STALE there, where
+ * GET_HASHES answers a directory INVAL.
+ */
+static uint32_t map_status(uint32_t st)
+{
+	switch (st) {
+	case CSI_OK:
+	case CSI_ERR_STALE:
+	case CSI_ERR_ACCESS:
+	case CSI_ERR_IO:
+		return st;
+	case CSI_ERR_INVAL:
+		return CSI_ERR_STALE;
+	default:
+		return CSI_ERR_IO;
+	}
+}
+
+/*
+ * One file's window into m (its status, and for CSI_OK its attributes,
+ * holes bitmap and hashes, each exactly as long as §7.11 says) from one
+ * snapshot, through rh's scratch of count blocks; *n its blocks.  0 or
+ * -ENOMEM.
+ */
+static int map_file(struct csi_service *svc, struct sc_rpc_request *rq,
+		    uint64_t ino, struct range_hashes *rh,
+		    struct csi_map_file *m, uint32_t *n)
+{
+	const struct csi_getmap_args *a = rq->args;
+	struct sc_hash *hashes;
+	uint8_t *holes;
+	uint32_t i, k = 0, nh = 0, nb;
+
+	*n = 0;
+	/* hashes and attributes from one snapshot agree by construction */
+	m->status = map_status(range_hashes(svc, ino, a->lbn, a->count, rh));
+	if (m->status != CSI_OK)
+		return 0;
+	*n = blocks_in_reply(svc, rh->attr.size, a->lbn, a->count);
+	nb = (*n + 7) / 8;
+	for (i = 0; i < *n; i++)
+		nh += rh->mapped[i] != 0;
+	holes = sc_rpc_req_alloc(rq, nb ? nb : 1);
+	hashes = sc_rpc_req_alloc(rq, (nh ? nh : 1) * sizeof(*hashes));
+	if (!holes || !hashes)
+		return -ENOMEM;
+	/* not zeroed: the bits past n must be 0 */
+	memset(holes, 0, nb);
+	for (i = 0; i < *n; i++) {
+		if (rh->mapped[i])
+			hashes[k++] = rh->h[i];
+		else
+			holes[i / 8] |= (uint8_t)(1u << (i % 8));
+	}
+	svc_to_fileattr(&rh->attr, &m->attr);
+	m->holes = holes;
+	m->nholes_bytes = nb;
+	m->hashes = hashes;
+	m->nhashes = nh;
+	return 0;
+}
+
+/*
+ * After svc_getmap_check.  The call is well formed: its status is CSI_OK
+ * and each file has one of its own, the one GET_HASHES would give that
+ * file alone (§7.11; map_status), the read access check included.  That check is the
+ * dispatcher's (svc_access_check): whether the host may read files of the
+ * store through some export is the same answer for every file of it, so
+ * it is asked once and each file's entry carries it, counted in
+ * errors.access per file as GET_HASHES calls would be.
+ */
+int svc_getmap(struct csi_service *svc, struct sc_rpc_request *rq,
+	       const struct host_ref *hr)
+{
+	const struct csi_getmap_args *a = rq->args;
+	struct csi_getmap_res *r = rq->res;
+	uint32_t access = svc_access_check(svc, rq, false);
+	uint32_t i, n, denied = 0;
+	uint64_t blocks = 0;
+	struct range_hashes rh;
+
+	r->files = sc_rpc_req_alloc(rq, a->nfiles * sizeof(*r->files));
+	if (!r->files || (access == CSI_OK &&
+			  range_hashes_alloc(rq, a->count, &rh)))
+		return -ENOMEM;
+	for (i = 0; i < a->nfiles; i++) {
+		struct csi_map_file *m = &r->files[i];
+
+		memset(m, 0, sizeof(*m));
+		n = 0;
+		if (access != CSI_OK)
+			m->status = access;
+		else if (map_file(svc, rq, a->files[i], &rh, m, &n))
+			return -ENOMEM;
+		denied += m->status == CSI_ERR_ACCESS;
+		blocks += n;
+	}
+	r->status = CSI_OK;
+	r->nfiles = a->nfiles;
+	if (svc_lock_if_host_valid(svc, hr)) {
+		count(svc, hr->h, C_GM_BLOCKS, blocks);
+		count(svc, hr->h, C_ACCESS_DENIED, denied);
+		for (i = 0; i < a->nfiles; i++)
+			if (r->files[i].status == CSI_OK)
+				svc_used_mark(svc, hr->h, a->files[i]);
 		pthread_mutex_unlock(&svc->lock);
 	}
 	return 0;

@@ -216,6 +216,9 @@ int svc_hello(struct csi_service *svc, const struct csi_hello_args *a,
 	if (a->host_name.len)
 		memcpy(h->name, a->host_name.p, a->host_name.len);
 	h->features = a->features & svc->cfg.features;
+	/* §8: a map window is GET_HASHES' answer for several files */
+	if (!(h->features & CSI_FEAT_READ_HASH))
+		h->features &= ~CSI_FEAT_MAP;
 	h->tracked = h->features & (CSI_FEAT_TRACKER | CSI_FEAT_COOP |
 				    CSI_FEAT_DEDUP_WRITE);
 	h->addr_known = addr_of(src, h->addr);

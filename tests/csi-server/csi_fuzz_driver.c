@@ -63,6 +63,7 @@ struct run {
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
 	uint32_t bs, max_blocks, max_evict, max_push;	/* the good HELLO's */
+	bool good_map;			/* ... and whether MAP was granted */
 	uint64_t epoch, good_host, nblk;
 	struct sc_hash *hash;		/* of each block of the known file */
 	uint8_t *hole;			/* each block all zero */
@@ -90,7 +91,9 @@ struct callbuf {
 		struct csi_commit_args commit;
 		struct csi_evict_args evict;
 		struct csi_stats_args stats;
+		struct csi_getmap_args map;
 	} a;
+	uint64_t files[CSI_MAX_MAP_FILES];
 	uint8_t str1[CSI_MAX_PATH];
 	uint8_t str2[CSI_MAX_PATH];
 	struct sc_hash ev[CSI_MAX_EVICT];
@@ -116,6 +119,7 @@ struct fz {
 	size_t rx_cap;
 	uint64_t host;			/* its own latest registration */
 	void *args;			/* decoded call arguments */
+	uint64_t map_files[CSI_MAX_MAP_FILES];	/* a GET_MAP's, off the arena */
 	void *res;			/* decoded result */
 	uint8_t *arena;
 	size_t arena_cap;
@@ -509,6 +513,37 @@ static void build_write(struct fz *f, struct csi_write_args *a)
 	a->blocks = cb->wb;
 }
 
+/*
+ * Mostly GET_MAPs the server takes (1 to 16 files, none twice, 1 to 2048
+ * blocks), and the calls it answers INVAL or TOO_BIG: no file, a file
+ * twice, a count of 0 or over the limit.
+ */
+static void build_map(struct fz *f, struct csi_getmap_args *a)
+{
+	struct callbuf *cb = f->cb;
+	uint32_t i, d = below(f, 10);
+
+	pick_hdr(f, &a->hdr);
+	a->nfiles = d < 4 ? 1 + below(f, 4) : d < 8 ?
+		    1 + below(f, CSI_MAX_MAP_FILES) :
+		    d < 9 ? CSI_MAX_MAP_FILES : 0;
+	for (i = 0; i < a->nfiles; i++)
+		cb->files[i] = i && !below(f, 16) ? cb->files[below(f, i)] :
+			       pick_file(f, false);
+	a->files = cb->files;
+	a->lbn = pick_lbn(f);
+	switch (below(f, 10)) {
+	case 0: a->count = 0; break;
+	case 1: a->count = CSI_MAX_MAP_BLOCKS + below(f, 2); break;
+	case 2: a->count = (uint32_t)rnd(f); break;
+	case 3: a->count = CSI_MAX_MAP_BLOCKS; break;
+	default:
+		a->count = 1 + below(f, below(f, 2) ? f->R->max_blocks :
+						      CSI_MAX_MAP_BLOCKS);
+		break;
+	}
+}
+
 /* Arguments of a valid call of proc into f->cb; a pointer to them. */
 static const void *build_args(struct fz *f, uint32_t proc)
 {
@@ -556,6 +591,9 @@ static const void *build_args(struct fz *f, uint32_t proc)
 		break;
 	case CSI_PROC_STATS:
 		cb->a.stats.per_host = below(f, 2);
+		break;
+	case CSI_PROC_GET_MAP:
+		build_map(f, &cb->a.map);
 		break;
 	default:
 		break;
@@ -614,7 +652,7 @@ static int encode_call(struct fz *f, uint32_t proc, uint32_t *xid)
 /* A valid call of a random procedure, weighted towards READ. */
 static int encode_any(struct fz *f, uint32_t *xid)
 {
-	static const uint8_t weights[] = { 4, 3, 5, 16, 36, 14, 2, 12, 8 };
+	static const uint8_t weights[] = { 4, 3, 5, 16, 31, 14, 2, 12, 8, 5 };
 	uint32_t d = below(f, 100), proc = 0;
 
 	while (d >= weights[proc]) {
@@ -647,7 +685,8 @@ static uint32_t header_value(struct fz *f, unsigned int word)
 	case 2: return below(f, 2) ? 1 + 2 * below(f, 2) : interesting(f);
 	case 3: return below(f, 2) ? progs[below(f, 3)] : interesting(f);
 	case 4: return below(f, 2) ? 2 * below(f, 2) : interesting(f);
-	case 5: return below(f, 2) ? 9 + below(f, 8) : interesting(f);
+	case 5: return below(f, 2) ? CSI_PROC_GET_MAP + 1 + below(f, 8) :
+				     interesting(f);
 	case 6: return below(f, 2) ? 1 + below(f, 6) : interesting(f);
 	default: return below(f, 2) ? 401 + below(f, 4) : interesting(f);
 	}
@@ -753,6 +792,19 @@ static int decode_msg(struct fz *f, enum csi_msg m, const uint8_t *in,
 }
 
 /*
+ * The decoded GET_MAP arguments' files out of the arena, which decoding
+ * the result reuses: check_map needs them.
+ */
+static void keep_map_files(struct fz *f)
+{
+	struct csi_getmap_args *a = f->args;
+
+	if (a->nfiles)
+		memcpy(f->map_files, a->files, a->nfiles * sizeof(*a->files));
+	a->files = f->map_files;
+}
+
+/*
  * The answers PROTOCOL.md §1.2 allows for call record b (a set: each
  * fault of the call allows its own answer, whichever the server checks
  * first).  The header into *ch, the procedure into *pi, and, for
@@ -787,6 +839,8 @@ static unsigned int allowed(struct fz *f, const uint8_t *b, size_t n,
 		m |= A_PROC_UNAVAIL;
 	else if (decode_msg(f, (*pi)->args, b + x.pos, n - x.pos, f->args))
 		m |= A_GARBAGE;
+	else if (ch->proc == CSI_PROC_GET_MAP)
+		keep_map_files(f);
 	/* a verifier may be ignored */
 	if (!(m & ~A_AUTH_ANY))
 		m |= A_SUCCESS;
@@ -949,6 +1003,76 @@ static int check_hashes(struct run *R, const struct csi_gethashes_args *a,
 	return 0;
 }
 
+static bool map_hole(const struct csi_map_file *m, uint32_t i)
+{
+	return m->holes[i / 8] & (1u << (i % 8));
+}
+
+static bool map_args_ok(const struct csi_getmap_args *a)
+{
+	uint32_t i, j;
+
+	if (!a->nfiles || a->nfiles > CSI_MAX_MAP_FILES || !a->count ||
+	    a->count > CSI_MAX_MAP_BLOCKS)
+		return false;
+	for (i = 1; i < a->nfiles; i++)
+		for (j = 0; j < i; j++)
+			if (a->files[i] == a->files[j])
+				return false;
+	return true;
+}
+
+/*
+ * §7.11: an OK call was well formed and has an entry per file; an OK
+ * entry has ⌈n / 8⌉ bytes of holes, no bit past n, a hash per other
+ * block, and for the known file its true map.
+ */
+static int check_map(struct run *R, const struct csi_getmap_args *a,
+		     const struct csi_getmap_res *r, char *why, size_t wl)
+{
+	uint32_t i, j, k, n, holes;
+
+	if (r->status != CSI_OK)
+		return 0;
+	if (!map_args_ok(a) || r->nfiles != a->nfiles) {
+		snprintf(why, wl, "GET_MAP of %u files at %llu count %u: answered OK with %u files",
+			 a->nfiles, (unsigned long long)a->lbn, a->count,
+			 r->nfiles);
+		return -1;
+	}
+	for (i = 0; i < r->nfiles; i++) {
+		const struct csi_map_file *m = &r->files[i];
+		bool known = a->files[i] == R->o->file;
+
+		if (m->status != CSI_OK)
+			continue;
+		n = blocks_within(R, m->attr.size, a->lbn, a->count);
+		for (j = holes = 0; j < n && m->nholes_bytes == (n + 7) / 8; j++)
+			holes += map_hole(m, j);
+		if (m->attr.file != a->files[i] ||
+		    (known && m->attr.size != R->o->size) ||
+		    m->nholes_bytes != (n + 7) / 8 ||
+		    (n % 8 && m->holes[n / 8] >> (n % 8)) ||
+		    m->nhashes != n - holes) {
+			snprintf(why, wl, "GET_MAP at %llu count %u, file %u (%llu): attr file %llu size %llu, %u bytes of holes, %u hashes",
+				 (unsigned long long)a->lbn, a->count, i,
+				 (unsigned long long)a->files[i],
+				 (unsigned long long)m->attr.file,
+				 (unsigned long long)m->attr.size,
+				 m->nholes_bytes, m->nhashes);
+			return -1;
+		}
+		for (j = k = 0; known && j < n; j++)
+			if (check_known(R, a->lbn + j,
+					map_hole(m, j) ? CSI_RK_HOLE :
+							 CSI_RK_HASH,
+					map_hole(m, j) ? NULL : &m->hashes[k++],
+					NULL, why, wl))
+				return -1;
+	}
+	return 0;
+}
+
 static int check_write(const struct csi_write_args *a,
 		       const struct csi_write_res *r, char *why, size_t wl)
 {
@@ -990,6 +1114,8 @@ static int check_result(struct run *R, uint32_t proc, const void *args,
 		return check_hashes(R, args, res, why, wl);
 	case CSI_PROC_WRITE:
 		return check_write(args, res, why, wl);
+	case CSI_PROC_GET_MAP:
+		return check_map(R, args, res, why, wl);
 	case CSI_PROC_STATS:
 		if (s->status == CSI_OK && s->epoch != R->epoch) {
 			snprintf(why, wl, "STATS answered epoch %llx",
@@ -1577,7 +1703,8 @@ static int probes(struct fz *f)
 	if (!rc)
 		rc = probe_call(f, CSI_PROC_READ, 4, 2, 0, A_PROG_MISMATCH);
 	if (!rc)
-		rc = probe_call(f, CSI_PROC_NULL, 5, 9, 0, A_PROC_UNAVAIL);
+		rc = probe_call(f, CSI_PROC_NULL, 5, CSI_PROC_GET_MAP + 1, 0,
+				A_PROC_UNAVAIL);
 	if (!rc)
 		rc = probe_call(f, CSI_PROC_STATS, 2, 3, 0, A_RPC_MISMATCH);
 	if (!rc)
@@ -1727,6 +1854,36 @@ static int good_read(struct good *g, uint64_t lbn, uint32_t count_,
 	return 0;
 }
 
+/* One GET_MAP of the file (and the scratch file): the file's entry OK. */
+static int good_map(struct good *g, uint64_t lbn, uint32_t count_)
+{
+	struct run *R = g->R;
+	const uint64_t files[] = { R->o->file, R->o->scratch };
+	struct csi_getmap_args a = { .files = files, .nfiles = 1, .lbn = lbn,
+				     .count = count_ };
+	struct csi_getmap_res r;
+	struct sc_rpc_reply *rep;
+	uint64_t n;
+	int rc;
+
+	if (R->o->scratch && R->o->scratch != R->o->file &&
+	    sc_prng_below(&g->r, 2))
+		a.nfiles = 2;
+	good_hdr(g, &a.hdr);
+	rc = good_call(g, CSI_PROC_GET_MAP, &a, &r, &rep);
+	if (rc)
+		return rc;
+	if (r.files[0].status != CSI_OK) {
+		sc_rpc_reply_free(rep);
+		return fail(R, "good client: GET_MAP: the file's status %u",
+			    r.files[0].status);
+	}
+	n = blocks_within(R, r.files[0].attr.size, lbn, count_);
+	atomic_fetch_add(&R->ct[CT_GOOD_BLOCKS], n);
+	sc_rpc_reply_free(rep);
+	return 0;
+}
+
 static int good_evict(struct good *g)
 {
 	struct run *R = g->R;
@@ -1764,6 +1921,10 @@ static void *good_main(void *arg)
 		d = sc_prng_below(&g->r, 20);
 		if (d < 2)
 			rc = good_evict(g);
+		else if (d == 19 && R->good_map)
+			rc = good_map(g, sc_prng_below(&g->r, (uint32_t)R->nblk),
+				      1 + sc_prng_below(&g->r,
+							CSI_MAX_MAP_BLOCKS));
 		else
 			rc = good_read(g, sc_prng_below(&g->r, (uint32_t)R->nblk),
 				       1 + sc_prng_below(&g->r, R->max_blocks),
@@ -1790,7 +1951,7 @@ static int good_start(struct run *R, struct good *g)
 	memset(a.host_uuid, 0xa5, sizeof(a.host_uuid));
 	a.host_name.p = (const uint8_t *)"good";
 	a.host_name.len = 4;
-	a.features = CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER;
+	a.features = CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER | CSI_FEAT_MAP;
 	rc = sc_rpc_call(g->c, CSI_PROC_HELLO, &a, &r, &rep);
 	if (rc)
 		return fail(R, "good client: HELLO: %s", strerror(-rc));
@@ -1805,6 +1966,7 @@ static int good_start(struct run *R, struct good *g)
 	R->max_blocks = r.max_blocks;
 	R->max_evict = r.max_evict;
 	R->max_push = r.max_push;
+	R->good_map = r.features & CSI_FEAT_MAP;
 	sc_rpc_reply_free(rep);
 	return 0;
 }

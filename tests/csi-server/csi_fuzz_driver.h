@@ -14,8 +14,10 @@
  *
  * Every answer is judged by what is certain: a call that decodes gets the
  * answer PROTOCOL.md §1.2 gives for it (or one of those its faults
- * allow), a successful result decodes, and READ, GET_HASHES and pushes
- * about the known file tell its true content.  First, fixed probes check
+ * allow), a successful result decodes, READ, GET_HASHES, GET_MAP and
+ * pushes about the known file tell its true content, and a GET_MAP
+ * answered OK was well formed, with an entry per file of the lengths
+ * §7.11 gives.  First, fixed probes check
  * exact outcomes: GARBAGE_ARGS, PROG_UNAVAIL, PROG_MISMATCH, PROC_UNAVAIL,
  * RPC_MISMATCH and AUTH_TOOWEAK on one connection that then still works;
  * a dropped connection for a non-call, an oversize record mark and

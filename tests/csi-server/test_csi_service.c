@@ -1694,6 +1694,297 @@ static void test_lookup_access(void **state)
 	env_stop(&e);
 }
 
+/* ---- GET_MAP ---- */
+
+static uint32_t getmap_call(struct env *e, struct reg g, const uint64_t *files,
+			    uint32_t nfiles, uint64_t lbn, uint32_t count,
+			    struct csi_getmap_res *r, struct sc_rpc_reply **rep)
+{
+	struct csi_getmap_args a;
+
+	memset(&a, 0, sizeof(a));
+	hdr_set(&a.hdr, g, NULL, 0);
+	a.files = files;
+	a.nfiles = nfiles;
+	a.lbn = lbn;
+	a.count = count;
+	assert_int_equal(sc_rpc_call(e->c, CSI_PROC_GET_MAP, &a, r, rep), 0);
+	return r->status;
+}
+
+static uint32_t getmap_status(struct env *e, struct reg g,
+			      const uint64_t *files, uint32_t nfiles,
+			      uint64_t lbn, uint32_t count)
+{
+	struct csi_getmap_res r;
+	struct sc_rpc_reply *rep;
+	uint32_t st = getmap_call(e, g, files, nfiles, lbn, count, &r, &rep);
+
+	if (st == CSI_OK)
+		assert_int_equal(r.nfiles, nfiles);
+	sc_rpc_reply_free(rep);
+	return st;
+}
+
+static bool map_hole(const struct csi_map_file *m, uint32_t i)
+{
+	return m->holes[i / 8] & (1u << (i % 8));
+}
+
+/*
+ * m, file's window of count blocks from lbn, is what GET_HASHES of the
+ * file gives for them (MAX_BLOCKS at a time), block by block, hashes and
+ * holes; it has nexpect blocks (the cut at end of file), a bitmap of
+ * exactly ⌈nexpect / 8⌉ bytes with no bit past them, and a hash for each
+ * block that is not a hole.
+ */
+static void getmap_matches(struct env *e, struct reg g,
+			   const struct csi_map_file *m, uint64_t file,
+			   uint64_t lbn, uint32_t count, uint32_t nexpect)
+{
+	struct csi_gethashes_args a;
+	struct csi_gethashes_res r;
+	struct sc_rpc_reply *rep;
+	uint32_t i = 0, k = 0, j, chunk, holes = 0;
+	bool cut = false;
+
+	assert_int_equal(m->status, CSI_OK);
+	check_attr(&m->attr, file);
+	assert_int_equal(m->nholes_bytes, (nexpect + 7) / 8);
+	for (j = 0; j < nexpect; j++)
+		holes += map_hole(m, j);
+	if (nexpect % 8)
+		assert_int_equal(m->holes[nexpect / 8] >> (nexpect % 8), 0);
+	assert_int_equal(m->nhashes, nexpect - holes);
+	while (!cut && i < count) {
+		chunk = count - i < MAX_BLOCKS ? count - i : MAX_BLOCKS;
+		memset(&a, 0, sizeof(a));
+		hdr_set(&a.hdr, g, NULL, 0);
+		a.file = file;
+		a.lbn = lbn + i;
+		a.count = chunk;
+		assert_int_equal(sc_rpc_call(e->c, CSI_PROC_GET_HASHES, &a, &r,
+					     &rep), 0);
+		assert_int_equal(r.status, CSI_OK);
+		assert_int_equal(r.attr.size, m->attr.size);
+		assert_int_equal(r.attr.change, m->attr.change);
+		for (j = 0; j < r.nblocks; j++, i++) {
+			assert_true(i < nexpect);
+			if (r.blocks[j].kind == CSI_HK_HOLE) {
+				assert_true(map_hole(m, i));
+				continue;
+			}
+			assert_false(map_hole(m, i));
+			assert_true(k < m->nhashes);
+			assert_true(sc_hash_eq(&r.blocks[j].hash,
+					       &m->hashes[k++]));
+		}
+		cut = r.nblocks < chunk;
+		sc_rpc_reply_free(rep);
+	}
+	assert_int_equal(i, nexpect);
+	assert_int_equal(k, m->nhashes);
+}
+
+/*
+ * GET_MAP (§7.11): each file's window is GET_HASHES' answer for it, cut at
+ * its end, holes as bits; the tracker untouched; calls and blocks counted.
+ */
+static void test_getmap(void **state)
+{
+	const uint64_t three[] = { ino_c1, ino_holes, ino_c2 };
+	const uint64_t two[] = { ino_holes, ino_c1 };
+	struct csi_getmap_res r;
+	struct sc_rpc_reply *rep;
+	struct env e;
+	struct reg A;
+
+	(void)state;
+	env_start(&e);
+	A = hello(&e, 1, CSI_FEAT_ALL);
+	/* c1 and c2 cut at 256 blocks, "holes" at 6 (1, 2 and 4 holes) */
+	assert_int_equal(getmap_call(&e, A, three, 3, 0, 300, &r, &rep),
+			 CSI_OK);
+	assert_int_equal(r.nfiles, 3);
+	getmap_matches(&e, A, &r.files[0], ino_c1, 0, 300, CLONE_BLOCKS);
+	getmap_matches(&e, A, &r.files[1], ino_holes, 0, 300, 6);
+	assert_int_equal(r.files[1].holes[0], 0x16);
+	assert_int_equal(r.files[1].nhashes, 3);
+	getmap_matches(&e, A, &r.files[2], ino_c2, 0, 300, CLONE_BLOCKS);
+	sc_rpc_reply_free(rep);
+
+	/* blocks 3-5 of "holes": data, a hole, 100 bytes of data */
+	assert_int_equal(getmap_call(&e, A, two, 2, 3, 3, &r, &rep), CSI_OK);
+	assert_int_equal(r.nfiles, 2);
+	getmap_matches(&e, A, &r.files[0], ino_holes, 3, 3, 3);
+	assert_int_equal(r.files[0].holes[0], 0x02);
+	getmap_matches(&e, A, &r.files[1], ino_c1, 3, 3, 3);
+	sc_rpc_reply_free(rep);
+
+	/* the largest window: "holes" is past its end (n = 0), c1 cut */
+	assert_int_equal(getmap_call(&e, A, two, 2, 200, CSI_MAX_MAP_BLOCKS,
+				     &r, &rep), CSI_OK);
+	assert_int_equal(r.nfiles, 2);
+	getmap_matches(&e, A, &r.files[0], ino_holes, 200, 1, 0);
+	assert_int_equal(r.files[0].nholes_bytes, 0);
+	assert_int_equal(r.files[0].nhashes, 0);
+	getmap_matches(&e, A, &r.files[1], ino_c1, 200, CSI_MAX_MAP_BLOCKS,
+		       CLONE_BLOCKS - 200);
+	sc_rpc_reply_free(rep);
+
+	assert_int_equal(counter(&e, A.host, "get_map.calls"), 3);
+	assert_int_equal(counter(&e, A.host, "get_map.blocks"),
+			 2 * CLONE_BLOCKS + 6 + 3 + 3 + CLONE_BLOCKS - 200);
+	assert_int_equal(counter(&e, 0, "get_map.blocks"),
+			 2 * CLONE_BLOCKS + 6 + 3 + 3 + CLONE_BLOCKS - 200);
+	assert_int_equal(counter(&e, A.host, "tracker.entries"), 0);
+	env_stop(&e);
+}
+
+/*
+ * GET_MAP's statuses: each file its own (STALE, ACCESS: what GET_HASHES
+ * gives it), the call's only for the call (INVAL, TOO_BIG, NOTSUPP), and
+ * MAP granted only with READ_HASH.
+ */
+static void test_getmap_statuses(void **state)
+{
+	uint64_t many[CSI_MAX_MAP_FILES + 1];
+	const uint64_t dup[] = { ino_c1, ino_c2, ino_c1 };
+	const uint64_t three[] = { ino_c1, 0, ino_c2 };
+	struct sockaddr_in lo = sin_of("127.0.0.1", 1);
+	struct csi_getmap_args ga;
+	struct csi_getmap_res r;
+	struct sc_rpc_reply *rep;
+	struct csi_hello_res h;
+	struct env e;
+	struct reg A, B;
+	uint32_t i;
+
+	(void)state;
+	env_start_hooks(&e);
+	A = hello(&e, 1, CSI_FEAT_ALL);
+	/* 16 files: good ones, a stale id, a directory, ids of no file */
+	for (i = 0; i < SC_ARRAY_SIZE(many); i++)
+		many[i] = (1ull << 40) + i;
+	many[0] = ino_c1;
+	many[1] = 0;
+	many[2] = ino_holes;
+	many[3] = DSTORE_ROOT_INO;
+	many[4] = ino_c2;
+	assert_int_equal(getmap_call(&e, A, many, CSI_MAX_MAP_FILES, 0, 8, &r,
+				     &rep), CSI_OK);
+	assert_int_equal(r.nfiles, CSI_MAX_MAP_FILES);
+	getmap_matches(&e, A, &r.files[0], ino_c1, 0, 8, 8);
+	assert_int_equal(r.files[1].status, CSI_ERR_STALE);
+	getmap_matches(&e, A, &r.files[2], ino_holes, 0, 8, 6);
+	/* a directory: INVAL alone, STALE here (§7.11 has no INVAL entry) */
+	gethashes_expect(&e, A, DSTORE_ROOT_INO, 0, 8, CSI_ERR_INVAL, NULL, 0);
+	assert_int_equal(r.files[3].status, CSI_ERR_STALE);
+	getmap_matches(&e, A, &r.files[4], ino_c2, 0, 8, 8);
+	for (i = 5; i < CSI_MAX_MAP_FILES; i++)
+		assert_int_equal(r.files[i].status, CSI_ERR_STALE);
+	sc_rpc_reply_free(rep);
+	assert_int_equal(counter(&e, A.host, "get_map.blocks"), 8 + 6 + 8);
+
+	/* malformed calls */
+	assert_int_equal(getmap_status(&e, A, three, 3, 0, 0), CSI_ERR_INVAL);
+	assert_int_equal(getmap_status(&e, A, three, 0, 0, 1), CSI_ERR_INVAL);
+	assert_int_equal(getmap_status(&e, A, dup, 3, 0, 1), CSI_ERR_INVAL);
+	assert_int_equal(getmap_status(&e, A, three, 3, UINT64_MAX / BS - 1,
+				       2), CSI_ERR_INVAL);
+	assert_int_equal(getmap_status(&e, A, three, 3, UINT64_MAX - 1, 4),
+			 CSI_ERR_INVAL);
+	assert_int_equal(getmap_status(&e, A, three, 3, 0,
+				       CSI_MAX_MAP_BLOCKS + 1), CSI_ERR_TOO_BIG);
+	/* over the size first, as GET_HASHES */
+	assert_int_equal(getmap_status(&e, A, dup, 3, UINT64_MAX,
+				       CSI_MAX_MAP_BLOCKS + 1), CSI_ERR_TOO_BIG);
+	/* more files than the protocol allows: no codec sends them */
+	memset(&ga, 0, sizeof(ga));
+	ga.hdr.host = A.host;
+	ga.hdr.epoch = A.epoch;
+	ga.files = many;
+	ga.nfiles = CSI_MAX_MAP_FILES + 1;
+	ga.count = 1;
+	assert_int_equal(direct(e.svc, CSI_PROC_GET_MAP, &ga, &r,
+				(struct sockaddr *)&lo), CSI_ERR_TOO_BIG);
+
+	/* the export denies reads: every file ACCESS, each counted */
+	atomic_store(&access_rc, -EACCES);
+	assert_int_equal(getmap_call(&e, A, three, 3, 0, 4, &r, &rep), CSI_OK);
+	assert_int_equal(r.nfiles, 3);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(r.files[i].status, CSI_ERR_ACCESS);
+	sc_rpc_reply_free(rep);
+	/* ... after the call's own checks */
+	assert_int_equal(getmap_status(&e, A, three, 3, 0, 0), CSI_ERR_INVAL);
+	assert_int_equal(counter(&e, A.host, "errors.access"), 3);
+	atomic_store(&access_rc, 0);
+	assert_int_equal(counter(&e, A.host, "get_map.calls"), 11);
+
+	/* MAP only with READ_HASH, and NOTSUPP without it */
+	h = hello_full(&e, 2, CSI_FEAT_MAP | CSI_FEAT_TRACKER);
+	assert_int_equal(h.status, CSI_OK);
+	assert_int_equal(h.features, CSI_FEAT_TRACKER);
+	B.host = h.host;
+	B.epoch = h.epoch;
+	assert_int_equal(getmap_status(&e, B, three, 3, 0, 1),
+			 CSI_ERR_NOTSUPP);
+	/* ... before the other checks */
+	assert_int_equal(getmap_status(&e, B, three, 3, 0, 0),
+			 CSI_ERR_NOTSUPP);
+	B = hello(&e, 3, CSI_FEAT_READ_HASH);
+	assert_int_equal(getmap_status(&e, B, three, 3, 0, 1),
+			 CSI_ERR_NOTSUPP);
+	h = hello_full(&e, 4, CSI_FEAT_READ_HASH | CSI_FEAT_MAP);
+	assert_int_equal(h.features, CSI_FEAT_READ_HASH | CSI_FEAT_MAP);
+	env_stop(&e);
+}
+
+/* A service offering MAP but not READ_HASH grants neither. */
+static void test_getmap_grant(void **state)
+{
+	struct csi_service_config cfg;
+	struct csi_hello_res h;
+	struct env e;
+
+	(void)state;
+	default_cfg(&cfg);
+	cfg.features = CSI_FEAT_ALL & ~CSI_FEAT_READ_HASH;
+	env_start_cfg(&e, &cfg);
+	h = hello_full(&e, 1, CSI_FEAT_ALL);
+	assert_int_equal(h.status, CSI_OK);
+	assert_int_equal(h.features,
+			 CSI_FEAT_ALL & ~(CSI_FEAT_READ_HASH | CSI_FEAT_MAP));
+	env_stop(&e);
+	assert_int_equal(CSI_SERVICE_FEATURES, CSI_FEAT_ALL);
+}
+
+/*
+ * A file GET_MAP answered is used (§7): pushes may name it; one refused
+ * access is not.
+ */
+static void test_getmap_marks_used(void **state)
+{
+	const uint64_t c2[] = { ino_c2 };
+	struct env e;
+	struct reg A;
+
+	(void)state;
+	assert_int_equal(dstore_apply_pending(ds), 0);
+	env_start_hooks(&e);
+	A = hello(&e, 1, CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER |
+		  CSI_FEAT_PUSH | CSI_FEAT_MAP);
+	assert_int_equal(read_pushed(&e, A), 0);
+	atomic_store(&access_rc, -EACCES);
+	assert_int_equal(getmap_status(&e, A, c2, 1, 0, 1), CSI_OK);
+	atomic_store(&access_rc, 0);
+	assert_int_equal(read_pushed(&e, A), 0);
+	assert_int_equal(getmap_status(&e, A, c2, 1, 0, 1), CSI_OK);
+	assert_int_equal(read_pushed(&e, A), MAX_BLOCKS);
+	env_stop(&e);
+}
+
 /* ---- the service under a worker pool ---- */
 
 #define RACE_HOSTS 4
@@ -1910,6 +2201,10 @@ int main(void)
 		cmocka_unit_test(test_coop_disk_first),
 		cmocka_unit_test(test_dedup_write),
 		cmocka_unit_test(test_lookup_access),
+		cmocka_unit_test(test_getmap),
+		cmocka_unit_test(test_getmap_statuses),
+		cmocka_unit_test(test_getmap_grant),
+		cmocka_unit_test(test_getmap_marks_used),
 		cmocka_unit_test(test_workers_race),
 	};
 
