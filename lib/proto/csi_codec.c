@@ -14,6 +14,8 @@
 #define WRITE_BLOCK_MIN_WIRE (4 + SC_HASH_LEN)	/* hash only */
 #define COUNTER_MIN_WIRE (4 + 8)		/* empty name */
 #define HOST_STATS_MIN_WIRE (8 + 4 + 4)
+#define FILEID_WIRE 8
+#define MAP_FILE_MIN_WIRE 4			/* an error status */
 
 static void x_hash(struct sc_xdr *x, struct sc_hash *h)
 {
@@ -327,6 +329,45 @@ static void x_stats_res(struct sc_xdr *x, void *msg)
 		     HOST_STATS_MIN_WIRE, sizeof(*r->hosts), x_host_stats);
 }
 
+static void x_fileid(struct sc_xdr *x, void *elem)
+{
+	sc_xdr_u64(x, elem);
+}
+
+static void x_getmap_args(struct sc_xdr *x, void *msg)
+{
+	struct csi_getmap_args *a = msg;
+
+	x_reqhdr(x, &a->hdr);
+	sc_xdr_array(x, (void **)&a->files, &a->nfiles, CSI_MAX_MAP_FILES,
+		     FILEID_WIRE, sizeof(*a->files), x_fileid);
+	sc_xdr_u64(x, &a->lbn);
+	sc_xdr_u32(x, &a->count);
+}
+
+/* sc_map_file: the union, with sc_map_ok's fields as its SC_OK arm. */
+static void x_map_file(struct sc_xdr *x, void *elem)
+{
+	struct csi_map_file *f = elem;
+
+	if (!x_res_ok(x, &f->status))
+		return;
+	x_fileattr(x, &f->attr);
+	sc_xdr_var(x, &f->holes, &f->nholes_bytes, CSI_MAX_MAP_HOLES);
+	sc_xdr_fixed_array(x, (const void **)&f->hashes, &f->nhashes,
+			   CSI_MAX_MAP_BLOCKS, HASH_WIRE);
+}
+
+static void x_getmap_res(struct sc_xdr *x, void *msg)
+{
+	struct csi_getmap_res *r = msg;
+
+	if (!x_res_ok(x, &r->status))
+		return;
+	sc_xdr_array(x, (void **)&r->files, &r->nfiles, CSI_MAX_MAP_FILES,
+		     MAP_FILE_MIN_WIRE, sizeof(*r->files), x_map_file);
+}
+
 static void x_peer_read_args(struct sc_xdr *x, void *msg)
 {
 	struct csi_peer_read_args *a = msg;
@@ -393,6 +434,11 @@ const struct csi_msg_info csi_msgs[CSI_MSG_COUNT] = {
 	    ARENA(CSI_MAX_COUNTERS, struct csi_counter) +
 	    ARENA(CSI_MAX_HOSTS, struct csi_host_stats) +
 	    (size_t)CSI_MAX_HOSTS * ARENA(CSI_MAX_COUNTERS, struct csi_counter)),
+	MSG(GETMAP_ARGS, getmap_args, RATIO(uint64_t, FILEID_WIRE),
+	    ARENA(CSI_MAX_MAP_FILES, uint64_t)),
+	MSG(GETMAP_RES, getmap_res,
+	    RATIO(struct csi_map_file, MAP_FILE_MIN_WIRE),
+	    ARENA(CSI_MAX_MAP_FILES, struct csi_map_file)),
 	MSG(PEER_READ_ARGS, peer_read_args, 0, 0),
 	MSG(PEER_READ_RES, peer_read_res, 0, 0),
 };
@@ -463,6 +509,8 @@ static const struct csi_proc_info csi_procs[] = {
 	  CSI_MSG_EVICT_RES },
 	{ CSI_PROG, CSI_PROC_STATS, "stats", CSI_MSG_STATS_ARGS,
 	  CSI_MSG_STATS_RES },
+	{ CSI_PROG, CSI_PROC_GET_MAP, "get_map", CSI_MSG_GETMAP_ARGS,
+	  CSI_MSG_GETMAP_RES },
 	{ CSI_PEER_PROG, CSI_PEER_PROC_NULL, "peer_null", CSI_MSG_VOID,
 	  CSI_MSG_VOID },
 	{ CSI_PEER_PROG, CSI_PEER_PROC_READ, "peer_read",
@@ -477,4 +525,51 @@ const struct csi_proc_info *csi_proc_find(uint32_t prog, uint32_t proc)
 		if (csi_procs[i].prog == prog && csi_procs[i].proc == proc)
 			return &csi_procs[i];
 	return NULL;
+}
+
+/* Bits set in one byte; no builtin, which may want libgcc in the kernel. */
+static uint32_t bits_set(uint8_t b)
+{
+	uint32_t n = 0;
+
+	for (; b; b &= (uint8_t)(b - 1))
+		n++;
+	return n;
+}
+
+int csi_map_file_check(const struct csi_map_file *f, uint64_t lbn,
+		       uint32_t count, uint32_t block_size, uint32_t *nblocks)
+{
+	uint64_t nb, n;
+	uint32_t i, holes = 0, tail;
+
+	*nblocks = 0;
+	if (!block_size)
+		return -SC_EINVAL;
+	switch (f->status) {
+	case CSI_OK:
+		break;
+	case CSI_ERR_STALE:
+	case CSI_ERR_ACCESS:
+	case CSI_ERR_IO:
+		return 0;
+	default:
+		return -SC_EPROTO;
+	}
+	/* N = ceil(size / B), the window n = min(count, max(0, N - lbn)) */
+	nb = f->attr.size / block_size + (f->attr.size % block_size != 0);
+	n = nb > lbn ? nb - lbn : 0;
+	if (n > count)
+		n = count;
+	if (f->nholes_bytes != (n + 7) / 8)
+		return -SC_EPROTO;
+	for (i = 0; i < f->nholes_bytes; i++)
+		holes += bits_set(f->holes[i]);
+	tail = (uint32_t)(n % 8);
+	if (tail && f->holes[f->nholes_bytes - 1] >> tail)
+		return -SC_EPROTO;	/* a hole past the window */
+	if (f->nhashes != n - holes)
+		return -SC_EPROTO;
+	*nblocks = (uint32_t)n;
+	return 0;
 }

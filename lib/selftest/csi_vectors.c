@@ -79,6 +79,12 @@ union vector_arrays {
 		struct csi_counter server[2], host[1];
 		struct csi_host_stats hosts[1];
 	} stats_res;
+	uint64_t getmap_args[2];
+	struct {
+		struct csi_map_file files[2];
+		uint8_t holes[2];
+		struct sc_hash hashes[8];
+	} getmap_res;
 };
 
 _Static_assert(ARRAYS_OFF + sizeof(union vector_arrays) <= CSI_VECTOR_SCRATCH,
@@ -111,7 +117,9 @@ static void v_hello_args(void *msg, uint8_t *scratch)
 	a->host_name = str("vdi-host-01");	/* 11 bytes: one of padding */
 	peer_inet(&a->peer);
 	a->cache_bytes = 1ull << 30;
-	a->features = CSI_FEAT_ALL;
+	/* written out: a new feature bit must not move the golden bytes */
+	a->features = CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER | CSI_FEAT_PUSH |
+		      CSI_FEAT_COOP | CSI_FEAT_DEDUP_WRITE;
 }
 
 static void v_hello_res_ok(void *msg, uint8_t *scratch)
@@ -357,6 +365,60 @@ static void v_stats_res(void *msg, uint8_t *scratch)
 	r->nhosts = SC_ARRAY_SIZE(a->stats_res.hosts);
 }
 
+/*
+ * GET_MAP of blocks 2..17 of a file of 12 blocks and 5 bytes (13 blocks):
+ * a window of 11, cut at end of file, with holes at 3, 6 and 11.  Two
+ * bytes of hole map (padded), the bits past the window clear.
+ */
+#define MAP_LBN 2
+#define MAP_COUNT 16
+
+static const struct csi_fileattr map_attr = {
+	.file = 0x00000000deadbeefull, .size = 12 * 4096 + 5,
+	.change = 0x8000000000000002ull,
+};
+
+static void v_getmap_args(void *msg, uint8_t *scratch)
+{
+	union vector_arrays *arr = arrays(scratch);
+	uint64_t *files = arr->getmap_args;
+	struct csi_getmap_args *a = msg;
+
+	a->hdr = reqhdr(scratch, 1);
+	files[0] = map_attr.file;
+	files[1] = map_attr.file + 1;
+	a->files = files;
+	a->nfiles = SC_ARRAY_SIZE(arr->getmap_args);
+	a->lbn = MAP_LBN;
+	a->count = MAP_COUNT;
+}
+
+/* The first file's window as above, the second file gone. */
+static void v_getmap_res(void *msg, uint8_t *scratch)
+{
+	union vector_arrays *a = arrays(scratch);
+	struct csi_map_file *f = a->getmap_res.files;
+	uint8_t *holes = a->getmap_res.holes;
+	struct sc_hash *hashes = a->getmap_res.hashes;
+	struct csi_getmap_res *r = msg;
+	uint32_t i;
+
+	holes[0] = 1u << (3 - MAP_LBN) | 1u << (6 - MAP_LBN);
+	holes[1] = 1u << (11 - MAP_LBN - 8);
+	for (i = 0; i < SC_ARRAY_SIZE(a->getmap_res.hashes); i++)
+		hashes[i] = hash_of((uint8_t)(0x60 + 0x10 * i));
+	f[0].status = CSI_OK;
+	f[0].attr = map_attr;
+	f[0].holes = holes;
+	f[0].nholes_bytes = SC_ARRAY_SIZE(a->getmap_res.holes);
+	f[0].hashes = hashes;
+	f[0].nhashes = SC_ARRAY_SIZE(a->getmap_res.hashes);
+	f[1].status = CSI_ERR_STALE;
+	r->status = CSI_OK;
+	r->files = f;
+	r->nfiles = SC_ARRAY_SIZE(a->getmap_res.files);
+}
+
 static void v_peer_read_args(void *msg, uint8_t *scratch)
 {
 	struct csi_peer_read_args *a = msg;
@@ -407,6 +469,8 @@ const struct csi_vector csi_vectors[] = {
 	VEC(evict_res, EVICT_RES),
 	VEC(stats_args, STATS_ARGS),
 	VEC(stats_res, STATS_RES),
+	VEC(getmap_args, GETMAP_ARGS),
+	VEC(getmap_res, GETMAP_RES),
 	VEC(peer_read_args, PEER_READ_ARGS),
 	VEC(peer_read_res_ok, PEER_READ_RES),
 	VEC(peer_read_res_bad_token, PEER_READ_RES),

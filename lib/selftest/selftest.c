@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* Self-tests of the core, for user space and the kernel alike. */
+#include "seacache/csi_codec.h"
 #include "seacache/hostcache.h"
 #include "seacache/peer_token.h"
 #include "seacache/prng.h"
@@ -1011,13 +1012,100 @@ out:
 }
 
 /*
+ * GET_MAP's reply rules (PROTOCOL.md §7.11) as csi_map_file_check holds
+ * them: a file of 12 blocks and 5 bytes, B = 4096, asked from block 2.
+ */
+static int test_map_file_check(const struct sc_selftest_opts *o)
+{
+	static const struct sc_hash hashes[CSI_MAX_MAP_BLOCKS];
+	static const uint8_t no_holes[CSI_MAX_MAP_HOLES];
+	uint8_t holes[3] = { 0x12, 0x02, 0 };	/* blocks 3, 6 and 11 */
+	struct csi_map_file f = {
+		.status = CSI_OK,
+		.attr = { .file = 1, .size = 12 * 4096 + 5, .change = 1 },
+		.holes = holes, .nholes_bytes = 2,
+		.hashes = hashes, .nhashes = 8,
+	};
+	uint32_t n = 99;
+	int err = 0;
+
+	(void)o;
+	/* cut at end of file: 11 blocks, 3 holes, 8 hashes */
+	if (!OK(csi_map_file_check(&f, 2, 16, 4096, &n) == 0 && n == 11) ||
+	    !OK(csi_map_file_check(&f, 2, 11, 4096, &n) == 0 && n == 11) ||
+	    !OK(csi_map_is_hole(&f, 1) && csi_map_is_hole(&f, 4) &&
+		csi_map_is_hole(&f, 9) && !csi_map_is_hole(&f, 0) &&
+		!csi_map_is_hole(&f, 10)))
+		goto out;
+	/* a block size that is not B: another window */
+	if (!OK(csi_map_file_check(&f, 2, 16, 8192, &n) == -SC_EPROTO &&
+		n == 0))
+		goto out;
+	/* count 10: the holes fit, one hash too many */
+	if (!OK(csi_map_file_check(&f, 2, 10, 4096, &n) == -SC_EPROTO))
+		goto out;
+	/* one hash short, then a hole past the window */
+	f.nhashes = 7;
+	if (!OK(csi_map_file_check(&f, 2, 16, 4096, &n) == -SC_EPROTO))
+		goto out;
+	f.nhashes = 8;
+	holes[1] |= 0x08;
+	if (!OK(csi_map_file_check(&f, 2, 16, 4096, &n) == -SC_EPROTO))
+		goto out;
+	holes[1] = 0x02;
+	/* a byte of holes too many, even a clear one */
+	f.nholes_bytes = 3;
+	if (!OK(csi_map_file_check(&f, 2, 16, 4096, &n) == -SC_EPROTO))
+		goto out;
+	/* at and past end of file: an empty window, and only that */
+	if (!OK(csi_map_file_check(&f, 13, 16, 4096, &n) == -SC_EPROTO))
+		goto out;
+	f.nholes_bytes = 0;
+	f.nhashes = 0;
+	if (!OK(csi_map_file_check(&f, 13, 16, 4096, &n) == 0 && n == 0) ||
+	    !OK(csi_map_file_check(&f, ~0ull, 16, 4096, &n) == 0 && n == 0))
+		goto out;
+	f.attr.size = 0;
+	if (!OK(csi_map_file_check(&f, 0, 16, 4096, &n) == 0 && n == 0))
+		goto out;
+	/* the largest window, no holes: 256 clear bytes, 2048 hashes */
+	f.attr.size = ~0ull;
+	f.holes = no_holes;
+	f.nholes_bytes = CSI_MAX_MAP_HOLES;
+	f.nhashes = CSI_MAX_MAP_BLOCKS;
+	if (!OK(csi_map_file_check(&f, 0, CSI_MAX_MAP_BLOCKS, 4096, &n) == 0 &&
+		n == CSI_MAX_MAP_BLOCKS))
+		goto out;
+	/* a file's own errors carry nothing; a call's are no file's */
+	f.status = CSI_ERR_STALE;
+	if (!OK(csi_map_file_check(&f, 0, 1, 4096, &n) == 0 && n == 0))
+		goto out;
+	f.status = CSI_ERR_ACCESS;
+	if (!OK(csi_map_file_check(&f, 0, 1, 4096, &n) == 0))
+		goto out;
+	f.status = CSI_ERR_IO;
+	if (!OK(csi_map_file_check(&f, 0, 1, 4096, &n) == 0))
+		goto out;
+	f.status = CSI_ERR_BUSY;
+	if (!OK(csi_map_file_check(&f, 0, 1, 4096, &n) == -SC_EPROTO))
+		goto out;
+	f.status = CSI_ERR_NOTSUPP;
+	if (!OK(csi_map_file_check(&f, 0, 1, 4096, &n) == -SC_EPROTO))
+		goto out;
+	f.status = CSI_OK;
+	OK(csi_map_file_check(&f, 0, 1, 0, &n) == -SC_EINVAL);
+out:
+	return err;
+}
+
+/*
  * The variants: PROTOCOL.md §8's features, each found by both its names
  * (the host's and the paper's), an unknown name refused.
  */
 static int test_variants(const struct sc_selftest_opts *o)
 {
 	static const uint32_t want[SC_VARIANT_COUNT] = {
-		0x00, 0x01, 0x03, 0x07, 0x0f, 0x11, 0x1f,
+		0x00, 0x01, 0x03, 0x07, 0x0f, 0x11, 0x3f,
 	};
 	enum sc_variant v, found;
 	int err = 0;
@@ -1061,6 +1149,7 @@ const struct sc_selftest_case sc_selftest_cases[] = {
 	{ "bad_config", test_bad_config },
 	{ "waitq", test_waitq },
 	{ "variants", test_variants },
+	{ "map_file_check", test_map_file_check },
 };
 
 const unsigned int sc_selftest_ncases = SC_ARRAY_SIZE(sc_selftest_cases);

@@ -147,6 +147,68 @@ sc_peer_read_res *sc_peer_read_1_svc(sc_peer_read_args *a, struct svc_req *rq)
 	return &r;
 }
 
+/*
+ * GET_MAP: every even file is gone; an odd file ends where the window
+ * does, with holes where map_hole says and hashes naming their block.
+ * At the limits (16 files of 2048 blocks) this is a reply of about 1 MiB,
+ * which libtirpc sends in fragments.
+ */
+static sc_map_file srv_map[CSI_MAX_MAP_FILES];
+static sc_hash srv_map_hashes[CSI_MAX_MAP_FILES][CSI_MAX_MAP_BLOCKS];
+static char srv_map_holes[CSI_MAX_MAP_FILES][CSI_MAX_MAP_HOLES];
+
+static bool map_hole(uint64_t file, uint64_t lbn)
+{
+	return (file + lbn) % 7 == 0;
+}
+
+static void map_hash(void *h, uint64_t file, uint64_t lbn)
+{
+	uint32_t i;
+
+	for (i = 0; i < SC_HASH_SIZE; i++)
+		((uint8_t *)h)[i] = pattern_byte(file, lbn, i);
+}
+
+sc_getmap_res *sc_get_map_1_svc(sc_getmap_args *a, struct svc_req *rq)
+{
+	static sc_getmap_res r;
+	uint32_t i, j, k, n = a->files.files_len;
+
+	(void)rq;
+	memset(&r, 0, sizeof(r));
+	memset(srv_map, 0, sizeof(srv_map));
+	memset(srv_map_holes, 0, sizeof(srv_map_holes));
+	if (a->count > CSI_MAX_MAP_BLOCKS || n > CSI_MAX_MAP_FILES) {
+		r.status = SC_ERR_TOO_BIG;
+		return &r;
+	}
+	for (i = 0; i < n; i++) {
+		sc_map_ok *ok = &srv_map[i].sc_map_file_u.ok;
+		uint64_t f = a->files.files_val[i];
+
+		if (f % 2 == 0) {
+			srv_map[i].status = SC_ERR_STALE;
+			continue;
+		}
+		ok->attr.file = f;
+		ok->attr.size = (a->lbn + a->count) * BS;
+		for (j = k = 0; j < a->count; j++) {
+			if (map_hole(f, a->lbn + j))
+				srv_map_holes[i][j / 8] |= (char)(1u << (j % 8));
+			else
+				map_hash(srv_map_hashes[i][k++], f, a->lbn + j);
+		}
+		ok->holes.holes_len = (a->count + 7) / 8;
+		ok->holes.holes_val = srv_map_holes[i];
+		ok->hashes.hashes_len = k;
+		ok->hashes.hashes_val = srv_map_hashes[i];
+	}
+	r.sc_getmap_res_u.files.files_len = n;
+	r.sc_getmap_res_u.files.files_val = srv_map;
+	return &r;
+}
+
 #define STATUS_ONLY_SVC(name, res_t, args_t, st)			\
 	res_t *name(args_t *a, struct svc_req *rq)			\
 	{								\
@@ -249,6 +311,50 @@ static struct sc_rpc_client *our_client(uint16_t port, uint32_t prog)
 	return c;
 }
 
+/* The largest GET_MAP reply, through our client and the reply checks. */
+static void check_getmap(struct sc_rpc_client *c)
+{
+	uint64_t files[CSI_MAX_MAP_FILES];
+	struct csi_getmap_args a = { .files = files,
+				     .nfiles = CSI_MAX_MAP_FILES,
+				     .lbn = 3000, .count = CSI_MAX_MAP_BLOCKS };
+	const struct csi_map_file *f;
+	struct sc_rpc_reply *rep;
+	struct csi_getmap_res r;
+	uint32_t i, j, k, n;
+	uint8_t h[SC_HASH_SIZE];
+
+	for (i = 0; i < CSI_MAX_MAP_FILES; i++)
+		files[i] = 40 + i;
+	assert_int_equal(sc_rpc_call(c, CSI_PROC_GET_MAP, &a, &r, &rep), 0);
+	assert_int_equal(r.status, CSI_OK);
+	assert_int_equal(r.nfiles, CSI_MAX_MAP_FILES);
+	for (i = 0; i < r.nfiles; i++) {
+		f = &r.files[i];
+		assert_int_equal(csi_map_file_check(f, a.lbn, a.count, BS, &n),
+				 0);
+		if (files[i] % 2 == 0) {
+			assert_int_equal(f->status, CSI_ERR_STALE);
+			continue;
+		}
+		assert_int_equal(f->status, CSI_OK);
+		assert_int_equal(f->attr.file, files[i]);
+		assert_int_equal(n, a.count);
+		for (j = k = 0; j < n; j++) {
+			if (csi_map_is_hole(f, j) != map_hole(files[i],
+							      a.lbn + j))
+				fail_msg("file %u block %u: hole bit wrong", i,
+					 j);
+			if (csi_map_is_hole(f, j))
+				continue;
+			map_hash(h, files[i], a.lbn + j);
+			if (memcmp(f->hashes[k++].b, h, SC_HASH_SIZE))
+				fail_msg("file %u block %u: hash wrong", i, j);
+		}
+	}
+	sc_rpc_reply_free(rep);
+}
+
 static void test_our_client_rpcgen_server(void **state)
 {
 	struct csi_read_args a = { .file = 5, .lbn = 1000, .count = 64 };
@@ -280,6 +386,8 @@ static void test_our_client_rpcgen_server(void **state)
 	assert_int_equal(sc_rpc_call(c, CSI_PROC_HELLO, &ha, &hr, &rep), 0);
 	assert_int_equal(hr.status, CSI_ERR_BUSY);
 	sc_rpc_reply_free(rep);
+
+	check_getmap(c);
 	sc_rpc_client_close(c);
 
 	pc = our_client(port, CSI_PEER_PROG);

@@ -31,6 +31,8 @@ enum csi_msg {
 	CSI_MSG_EVICT_RES,
 	CSI_MSG_STATS_ARGS,
 	CSI_MSG_STATS_RES,
+	CSI_MSG_GETMAP_ARGS,
+	CSI_MSG_GETMAP_RES,
 	CSI_MSG_PEER_READ_ARGS,
 	CSI_MSG_PEER_READ_RES,
 	CSI_MSG_COUNT
@@ -80,5 +82,25 @@ struct csi_proc_info {
 
 /* The procedure of a call, or NULL if the program or procedure is unknown. */
 const struct csi_proc_info *csi_proc_find(uint32_t prog, uint32_t proc);
+
+/*
+ * One file's entry of a GET_MAP reply against the rules of PROTOCOL.md
+ * §7.11, which decoding cannot check because they depend on attr.size:
+ * lbn and count are the call's, block_size is B.  An SC_OK entry must
+ * have exactly ceil(n / 8) bytes of holes, with the bits past n zero, and
+ * n minus the holes set hashes, where n is the window cut at end of file;
+ * any other status must be one a file alone can have (STALE, ACCESS, IO).
+ * 0 with *nblocks = n (0 for an error entry) when the entry keeps the
+ * rules, -SC_EPROTO when it breaks them, -SC_EINVAL for a block_size of 0.
+ * That attr.file is the file asked for is the caller's to check.
+ */
+int csi_map_file_check(const struct csi_map_file *f, uint64_t lbn,
+		       uint32_t count, uint32_t block_size, uint32_t *nblocks);
+
+/* Whether block lbn + i of a checked SC_OK entry's window is a hole. */
+static inline bool csi_map_is_hole(const struct csi_map_file *f, uint32_t i)
+{
+	return f->holes[i / 8] >> (i % 8) & 1;
+}
 
 #endif /* SEACACHE_CSI_CODEC_H */

@@ -32,6 +32,7 @@ enum csi_proc {
 	CSI_PROC_COMMIT = 6,
 	CSI_PROC_EVICT = 7,
 	CSI_PROC_STATS = 8,
+	CSI_PROC_GET_MAP = 9,
 };
 
 enum csi_peer_proc {
@@ -52,13 +53,17 @@ enum csi_peer_proc {
 #define CSI_MAX_COUNTERS 256u
 #define CSI_MAX_COUNTER_NAME 64u
 #define CSI_MAX_HOSTS 1024u
+#define CSI_MAX_MAP_FILES 16u
+#define CSI_MAX_MAP_BLOCKS 2048u
+#define CSI_MAX_MAP_HOLES 256u		/* CSI_MAX_MAP_BLOCKS / 8 */
 
 #define CSI_FEAT_READ_HASH 0x01u
 #define CSI_FEAT_TRACKER 0x02u
 #define CSI_FEAT_PUSH 0x04u
 #define CSI_FEAT_COOP 0x08u
 #define CSI_FEAT_DEDUP_WRITE 0x10u
-#define CSI_FEAT_ALL 0x1fu
+#define CSI_FEAT_MAP 0x20u
+#define CSI_FEAT_ALL 0x3fu
 
 #define CSI_READ_WANT_DATA 0x01u
 #define CSI_READ_FORCE_DATA 0x02u
@@ -178,6 +183,33 @@ struct csi_gethashes_res {
 	struct csi_fileattr attr;
 	struct csi_block_hash *blocks;
 	uint32_t nblocks;
+};
+
+/* GET_MAP */
+struct csi_getmap_args {
+	struct csi_reqhdr hdr;
+	const uint64_t *files;		/* nfiles (decoded into the arena) */
+	uint32_t nfiles;
+	uint64_t lbn;
+	uint32_t count;
+};
+
+/* One file's window: nblocks blocks from lbn, cut at end of file. */
+struct csi_map_file {
+	uint32_t status;
+	/* CSI_OK: */
+	struct csi_fileattr attr;
+	const uint8_t *holes;		/* (nblocks + 7) / 8 bytes, bit i: lbn + i */
+	uint32_t nholes_bytes;
+	const struct sc_hash *hashes;	/* the blocks not holes, in order */
+	uint32_t nhashes;
+};
+
+struct csi_getmap_res {
+	uint32_t status;
+	/* CSI_OK: */
+	struct csi_map_file *files;
+	uint32_t nfiles;
 };
 
 /* READ */

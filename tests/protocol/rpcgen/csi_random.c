@@ -16,6 +16,7 @@
 #define RAND_MAX_BLOCKS 8	/* read, write and hashes replies */
 #define RAND_MAX_LIST 4		/* evicted, pushed, counters, hosts */
 #define RAND_MAX_DATA 4096	/* one 4 KiB block */
+#define RAND_MAX_MAP_HASHES 64	/* of each file of a GET_MAP reply */
 
 static uint32_t rand_u32(struct csi_random *r)
 {
@@ -373,6 +374,53 @@ static void rand_stats_res(struct csi_random *r, void *msg)
 	}
 }
 
+static void rand_getmap_args(struct csi_random *r, void *msg)
+{
+	struct csi_getmap_args *a = msg;
+	uint64_t *files;
+	uint32_t i;
+
+	rand_reqhdr(r, &a->hdr);
+	files = rand_array(r, &a->nfiles, CSI_MAX_MAP_FILES, sizeof(*files));
+	for (i = 0; i < a->nfiles; i++)
+		files[i] = rand_u64(r);
+	a->files = files;
+	a->lbn = rand_u64(r);
+	a->count = rand_u32(r);
+}
+
+/*
+ * Any lengths of holes and hashes within their bounds, not only those a
+ * window allows: encoding does not know attr.size.
+ */
+static void rand_map_file(struct csi_random *r, struct csi_map_file *f)
+{
+	struct sc_hash *h;
+	uint8_t *holes;
+
+	f->status = rand_status(r);
+	rand_fileattr(r, &f->attr);
+	f->nholes_bytes = rand_len(r, CSI_MAX_MAP_HOLES);
+	holes = pool_take(r, f->nholes_bytes, 1);
+	rand_fill(r, holes, f->nholes_bytes);
+	f->holes = holes;
+	h = rand_array(r, &f->nhashes, RAND_MAX_MAP_HASHES, sizeof(*h));
+	rand_fill(r, h, f->nhashes * sizeof(*h));
+	f->hashes = h;
+}
+
+static void rand_getmap_res(struct csi_random *r, void *msg)
+{
+	struct csi_getmap_res *res = msg;
+	uint32_t i;
+
+	res->status = rand_status(r);
+	res->files = rand_array(r, &res->nfiles, CSI_MAX_MAP_FILES,
+				sizeof(*res->files));
+	for (i = 0; i < res->nfiles; i++)
+		rand_map_file(r, &res->files[i]);
+}
+
 static void rand_peer_read_args(struct csi_random *r, void *msg)
 {
 	struct csi_peer_read_args *a = msg;
@@ -416,6 +464,8 @@ static void (*const rand_msgs[CSI_MSG_COUNT])(struct csi_random *r,
 	[CSI_MSG_EVICT_RES] = rand_evict_res,
 	[CSI_MSG_STATS_ARGS] = rand_stats_args,
 	[CSI_MSG_STATS_RES] = rand_stats_res,
+	[CSI_MSG_GETMAP_ARGS] = rand_getmap_args,
+	[CSI_MSG_GETMAP_RES] = rand_getmap_res,
 	[CSI_MSG_PEER_READ_ARGS] = rand_peer_read_args,
 	[CSI_MSG_PEER_READ_RES] = rand_peer_read_res,
 };

@@ -380,6 +380,48 @@ CONVERTER(stats_res)
 	}
 }
 
+CONVERTER(getmap_args)
+{
+	sc_fileid *f;
+	uint32_t i;
+
+	to_reqhdr(&out->hdr, &in->hdr);
+	f = conv_array(c, &out->files.files_len, in->nfiles, sizeof(*f));
+	out->files.files_val = f;
+	for (i = 0; f && i < in->nfiles; i++)
+		f[i] = in->files[i];
+	out->lbn = in->lbn;
+	out->count = in->count;
+}
+
+static void to_map_file(sc_map_file *o, const struct csi_map_file *f)
+{
+	sc_map_ok *ok = &o->sc_map_file_u.ok;
+
+	if (!to_status_attr(&o->status, &ok->attr, f->status, &f->attr))
+		return;
+	ok->holes.holes_len = f->nholes_bytes;
+	ok->holes.holes_val = (char *)f->holes;
+	/* borrowed, as the header's hash list */
+	ok->hashes.hashes_len = f->nhashes;
+	ok->hashes.hashes_val = (sc_hash *)f->hashes;
+}
+
+CONVERTER(getmap_res)
+{
+	sc_map_file *f;
+	uint32_t i;
+
+	out->status = (sc_status)in->status;
+	if (in->status != CSI_OK)
+		return;
+	f = conv_array(c, &out->sc_getmap_res_u.files.files_len, in->nfiles,
+		       sizeof(*f));
+	out->sc_getmap_res_u.files.files_val = f;
+	for (i = 0; f && i < in->nfiles; i++)
+		to_map_file(&f[i], &in->files[i]);
+}
+
 CONVERTER(peer_read_args)
 {
 	out->requester = in->requester;
@@ -433,6 +475,8 @@ const struct csi_rpcgen_msg csi_rpcgen_msgs[CSI_MSG_COUNT] = {
 	MSG(EVICT_RES, evict_res),
 	MSG(STATS_ARGS, stats_args),
 	MSG(STATS_RES, stats_res),
+	MSG(GETMAP_ARGS, getmap_args),
+	MSG(GETMAP_RES, getmap_res),
 	MSG(PEER_READ_ARGS, peer_read_args),
 	MSG(PEER_READ_RES, peer_read_res),
 };

@@ -444,6 +444,50 @@ static void counter_name_n(void *msg, uint8_t *scratch, uint32_t n)
 	r->ncounters = 1;
 }
 
+static void map_files_n(void *msg, uint8_t *scratch, uint32_t n)
+{
+	struct csi_getmap_args *a = msg;
+
+	a->files = (const uint64_t *)scratch;
+	a->nfiles = n;
+	a->count = 1;
+}
+
+/* n entries, zeroed: SC_OK with an empty window each. */
+static void map_entries_n(void *msg, uint8_t *scratch, uint32_t n)
+{
+	struct csi_getmap_res *r = msg;
+
+	r->status = CSI_OK;
+	r->files = (struct csi_map_file *)scratch;
+	r->nfiles = n;
+}
+
+/* A reply of one SC_OK entry, for the builders of its holes and hashes. */
+static struct csi_map_file *map_entry(void *msg, uint8_t *scratch)
+{
+	struct csi_getmap_res *r = msg;
+
+	map_entries_n(msg, scratch, 1);
+	return r->files;
+}
+
+static void map_holes_n(void *msg, uint8_t *scratch, uint32_t n)
+{
+	struct csi_map_file *f = map_entry(msg, scratch);
+
+	f->holes = filled(scratch + sizeof(*f), n, 0xff).p;
+	f->nholes_bytes = n;
+}
+
+static void map_hashes_n(void *msg, uint8_t *scratch, uint32_t n)
+{
+	struct csi_map_file *f = map_entry(msg, scratch);
+
+	f->hashes = (const struct sc_hash *)(scratch + sizeof(*f));
+	f->nhashes = n;
+}
+
 /* Encoded sizes, for where a count sits. */
 #define W_U32 4			/* status, enum, count */
 #define W_HYPER 8
@@ -485,6 +529,14 @@ static const struct limit_case limit_cases[] = {
 	  host_name_n, 0, 0, 0 },
 	{ "stats_res counter name", CSI_MSG_STATS_RES, CSI_MAX_COUNTER_NAME,
 	  counter_name_n, 0, 0, 0 },
+	{ "getmap_args files", CSI_MSG_GETMAP_ARGS, CSI_MAX_MAP_FILES,
+	  map_files_n, 0, 0, 0 },
+	{ "getmap_res files", CSI_MSG_GETMAP_RES, CSI_MAX_MAP_FILES,
+	  map_entries_n, W_U32, W_U32 + W_ATTR + 2 * W_U32, 0 },
+	{ "getmap_res holes", CSI_MSG_GETMAP_RES, CSI_MAX_MAP_HOLES,
+	  map_holes_n, 0, 0, 0 },
+	{ "getmap_res hashes", CSI_MSG_GETMAP_RES, CSI_MAX_MAP_BLOCKS,
+	  map_hashes_n, 3 * W_U32 + W_ATTR + W_U32, SC_HASH_SIZE, 0 },
 };
 
 static uint32_t get_be32(const uint8_t *p)
