@@ -19,7 +19,8 @@ SC_CACHE_SRCS := cache/ccache.c cache/policy.c cache/policy_lru.c \
 SC_PROTO_SRCS := proto/xdr.c proto/csi_codec.c proto/rpc_msg.c \
 	proto/peer_token.c proto/variant.c
 SC_HOST_SRCS := host/host.c host/host_write.c host/host_read.c \
-	host/host_pins.c host/host_call.c host/host_util.c host/peer_serve.c
+	host/host_map.c host/host_pins.c host/host_call.c host/host_util.c \
+	host/peer_serve.c
 SC_SELFTEST_SRCS := selftest/selftest.c selftest/csi_vectors.c
 SC_DCACHE_SRCS := dcache/dcache.c dcache/dcache_content.c \
 	dcache/dcache_split.c dcache/dcache_dlru.c dcache/dcache_cdac.c \

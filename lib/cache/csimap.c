@@ -9,8 +9,8 @@ struct csi_entry {
 	uint32_t content;	/* its content slot */
 	uint32_t sib_prev;	/* other addresses of the same content */
 	uint32_t sib_next;
-	uint32_t hint : 31;	/* the caller's, see sc_csimap_set_hint */
-	uint32_t src : 1;	/* enum sc_csi_source */
+	uint32_t hint : 30;	/* the caller's, see sc_csimap_set_hint */
+	uint32_t src : 2;	/* enum sc_csi_source */
 };
 
 /* One distinct content.  Free content slots are linked through first. */
@@ -173,13 +173,17 @@ uint32_t sc_csimap_insert(struct sc_csimap *m, uint64_t file, uint64_t lbn,
 
 	if (src == SC_CSI_PUSHED)
 		m->st.pushed++;
+	else if (src == SC_CSI_MAPPED)
+		m->st.mapped++;
 	else
 		m->st.learnt++;
 	ei = find_entry(m, file, lbn);
 	if (ei != SC_NIL) {
 		c = &m->c[m->e[ei].content];
 		if (sc_hash_eq(&c->h, h)) {
-			m->e[ei].src = src;
+			/* a map window only confirms what was known */
+			if (src != SC_CSI_MAPPED)
+				m->e[ei].src = src;
 			sc_lru_touch(&m->lru, ei);
 			return c->sharers;
 		}

@@ -17,7 +17,7 @@ struct sc_hostcache {
 	struct sc_mutex lock;
 	struct sc_csimap *map;
 	struct sc_ccache *cache;
-	uint64_t reads, addr_hits, pushed_hits, content_hits, misses;
+	uint64_t reads, addr_hits, pushed_hits, mapped_hits, content_hits, misses;
 	/* The files: slots used in order, then recycled by recency. */
 	struct hc_file *f;
 	struct sc_itab file_tab;	/* file id -> slot */
@@ -287,6 +287,7 @@ static enum sc_read_result read_locked(struct sc_hostcache *hc,
 	}
 	hc->addr_hits++;
 	hc->pushed_hits += f.src == SC_CSI_PUSHED;
+	hc->mapped_hits += f.src == SC_CSI_MAPPED;
 	return SC_ADDR_HIT;
 }
 
@@ -448,6 +449,47 @@ void sc_hostcache_learn(struct sc_hostcache *hc, uint64_t file, uint64_t lbn,
 	sc_mutex_unlock(&hc->lock);
 }
 
+/*
+ * Entries recorded per hold of the lock: a window of 2048 would keep the
+ * VMs' hits waiting on it for the whole insert.
+ */
+#define LEARN_MAP_BATCH 256
+
+uint32_t sc_hostcache_learn_map(struct sc_hostcache *hc, uint64_t file,
+				uint64_t lbn, uint64_t change,
+				const uint8_t *holes,
+				const struct sc_hash *hashes, uint32_t n)
+{
+	uint32_t i = 0, k = 0, end, fi;
+	struct hc_file *f;
+
+	while (i < n) {
+		end = n - i > LEARN_MAP_BATCH ? i + LEARN_MAP_BATCH : n;
+		sc_mutex_lock(&hc->lock);
+		fi = file_get(hc, file);
+		if (fi == SC_NIL) {
+			sc_mutex_unlock(&hc->lock);
+			break;
+		}
+		f = &hc->f[fi];
+		/* a file not known yet: checked at open like any other */
+		if (!f->tagged && !f->writes)
+			file_tag(hc, f, change);
+		if (!f->tagged || f->change != change) {
+			sc_mutex_unlock(&hc->lock);
+			break;
+		}
+		for (; i < end; i++) {
+			if (holes[i / 8] & (1u << (i % 8)))
+				continue;
+			sc_csimap_insert(hc->map, file, lbn + i, &hashes[k++],
+					 SC_CSI_MAPPED);
+		}
+		sc_mutex_unlock(&hc->lock);
+	}
+	return k;
+}
+
 bool sc_hostcache_learn_at(struct sc_hostcache *hc, uint64_t file,
 			   uint64_t lbn, uint64_t change,
 			   const struct sc_hash *h)
@@ -569,6 +611,7 @@ void sc_hostcache_get_stats(struct sc_hostcache *hc,
 	out->reads = hc->reads;
 	out->addr_hits = hc->addr_hits;
 	out->pushed_hits = hc->pushed_hits;
+	out->mapped_hits = hc->mapped_hits;
 	out->content_hits = hc->content_hits;
 	out->misses = hc->misses;
 	out->evictions = out->cache.evictions;

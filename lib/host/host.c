@@ -38,6 +38,7 @@ int sc_host_create(const struct sc_host_config *cfg, struct sc_host **out)
 	sc_mutex_init(&h->resend_lock);
 	sc_mutex_init(&h->lock);
 	sc_waitq_init(&h->rd_done);
+	sc_waitq_init(&h->map_done);
 	h->tr = cfg->tr;
 	h->io_retries = cfg->io_retries ? cfg->io_retries : HOST_IO_RETRIES;
 	sc_memcpy(h->uuid, cfg->uuid, sizeof(h->uuid));
@@ -55,7 +56,7 @@ int sc_host_create(const struct sc_host_config *cfg, struct sc_host **out)
 		goto fail;
 	hcfg.block_size = h->bs;
 	hcfg.cache_blocks = cfg->cache_blocks;
-	hcfg.policy = cfg->policy ? cfg->policy : "elru:16";
+	hcfg.policy = cfg->policy ? cfg->policy : SC_HOST_POLICY_DEFAULT;
 	hcfg.csimap_budget = cfg->csimap_budget ? cfg->csimap_budget :
 			     (uint64_t)cfg->cache_blocks * 64;
 	hcfg.on_evict = host_on_evict;
@@ -65,6 +66,7 @@ int sc_host_create(const struct sc_host_config *cfg, struct sc_host **out)
 		err = -SC_ENOMEM;
 		goto fail;
 	}
+	h->map_cap = host_map_cap(h->hc);
 	*out = h;
 	return 0;
 fail:
@@ -107,6 +109,7 @@ void sc_host_destroy(struct sc_host *h)
 	sc_free(h->nq);
 	sc_free(h->rd_live);
 	sc_waitq_destroy(&h->rd_done);
+	sc_waitq_destroy(&h->map_done);
 	sc_mutex_destroy(&h->lock);
 	sc_mutex_destroy(&h->resend_lock);
 	sc_mutex_destroy(&h->hello_lock);
@@ -255,6 +258,7 @@ void sc_host_get_stats(struct sc_host *h, struct sc_host_stats *st)
 	sc_mutex_unlock(&h->lock);
 	st->addr_hits = cs.addr_hits;
 	st->pushed_hits = cs.pushed_hits;
+	st->mapped_hits = cs.mapped_hits;
 	st->content_hits = cs.content_hits;
 	st->files_dropped = cs.files_dropped;
 	st->cache = cs;

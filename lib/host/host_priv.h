@@ -40,6 +40,15 @@ struct host_pin {
 #define HOST_RESEND_LOG 8
 /* Buckets of the contents in flight (host_read.c), a power of two. */
 #define HOST_FLIGHT_BUCKETS 64
+/* Files whose map windows the host keeps (host_map.c). */
+#define HOST_MAP_WINDOWS 64
+
+/* A file's map window: blocks start..end-1 mapped by GET_MAP. */
+struct host_mapwin {
+	uint64_t file, start, end;
+	uint64_t used;		/* map_clock when last read; 0: free */
+	uint32_t grow;		/* the next window's blocks */
+};
 
 struct rd_blk;
 
@@ -85,6 +94,15 @@ struct sc_host {
 	uint64_t push_span_from, push_hits_from;
 	uint32_t push_probe;
 	bool push_idle;		/* pushes did not pay: asked for by probes */
+	/* map windows (host_map.c): one GET_MAP in flight at a time */
+	struct host_mapwin wins[HOST_MAP_WINDOWS];
+	uint64_t map_clock;
+	bool map_busy;		/* the GET_MAP below is in flight */
+	uint64_t map_lbn;
+	uint32_t map_count, map_nfiles;
+	uint64_t map_files[CSI_MAX_MAP_FILES];
+	uint32_t map_cap;	/* entries one GET_MAP may bring */
+	struct sc_waitq map_done;	/* woken as a GET_MAP ends */
 	struct sc_host_stats st;
 	struct sc_host_time times[SC_HT_KINDS];
 };
@@ -163,6 +181,20 @@ int host_register(struct sc_host *h, uint64_t seen_gen);
 void host_notice(struct sc_host *h, const struct sc_hash *hash);
 /* Send EVICT while more than keep notices are queued. */
 int host_flush(struct sc_host *h, uint32_t keep);
+
+/* ---- host_map.c ---- */
+
+/* The entries one GET_MAP may bring into hc's CSI-Map. */
+uint32_t host_map_cap(struct sc_hostcache *hc);
+/*
+ * A read of blocks first..last of file is about to look them up (!miss),
+ * or found block first unknown (miss): fetch the map window it needs
+ * after the GET_MAP in flight, if any (PROTOCOL.md §7.11).  0, or
+ * -SC_EINTR on a fatal signal: a window that could not be had leaves the
+ * read to ask as it would without.
+ */
+int host_map_ahead(struct sc_host *h, uint64_t file, uint64_t first,
+		   uint64_t last, bool miss);
 
 /* ---- host_pins.c ---- */
 

@@ -812,7 +812,9 @@ static int rd_fetch(struct rd *r)
 		err = rd_each_run(r, 1u << RB_ASK, rd_hashes, 0);
 	if (!err)
 		rd_claim(r, 1u << RB_DATA);
-	if ((f & CSI_FEAT_PUSH) && rd_push_wanted(r->h))
+	/* map windows do a push's work without the server's search */
+	if ((f & CSI_FEAT_PUSH) && !(f & CSI_FEAT_MAP) &&
+	    rd_push_wanted(r->h))
 		flags |= CSI_READ_ACCEPT_PUSH;
 	if (f & CSI_FEAT_COOP)
 		flags |= CSI_READ_ACCEPT_DELEG;
@@ -974,7 +976,7 @@ static ssize_t host_read(struct sc_host *h, uint64_t file, uint64_t off,
 	enum sc_read_result res;
 	uint64_t lbn, left, size;
 	uint32_t i, k, head;
-	bool looked, sized;
+	bool looked, sized, mapped = false;
 	int err = 0;
 
 	*again = false;
@@ -982,6 +984,9 @@ static ssize_t host_read(struct sc_host *h, uint64_t file, uint64_t off,
 		return 0;
 	r.first = off >> r.bshift;
 	left = ((off + len - 1) >> r.bshift) - r.first + 1;
+	err = host_map_ahead(h, file, r.first, r.first + left - 1, false);
+	if (err)
+		return err;
 	res = sc_hostcache_read_run(h->hc, file, r.first,
 				    left < SC_CCACHE_PINS ? (uint32_t)left :
 							    SC_CCACHE_PINS,
@@ -1015,6 +1020,15 @@ static ssize_t host_read(struct sc_host *h, uint64_t file, uint64_t off,
 		for (i = 0; i < k; i++)
 			rd_copy_hit(&r, lbn + i, pins.buf[i]);
 		lbn += k;
+		if (lbn <= r.last && res == SC_NEED_HASH && !mapped) {
+			/* a block the host knows nothing of: its window */
+			mapped = true;
+			sc_hostcache_unpin(h->hc, &pins);
+			err = host_map_ahead(h, file, lbn, r.last, true);
+			if (err)
+				goto out;
+			continue;
+		}
 		if (lbn <= r.last && res != SC_ADDR_HIT)
 			err = rd_miss(&r, lbn++, res, &hh);
 		if (!err && r.n && (r.n == RD_WINDOW || lbn > r.last)) {

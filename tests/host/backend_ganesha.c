@@ -77,6 +77,14 @@ void hb_write_behind(const char *name, uint64_t off, const void *buf,
 		die("write");
 }
 
+void hb_truncate(const char *name, uint64_t size)
+{
+	char p[256];
+
+	if (nfs_truncate(v3, path_of(name, p, sizeof(p)), size))
+		die("truncate");
+}
+
 size_t hb_read_back(const char *name, void *buf, size_t max)
 {
 	struct nfsfh *fh;

@@ -149,6 +149,15 @@ void hb_write_behind(const char *name, uint64_t off, const void *buf,
 		die("write", -EIO);
 }
 
+void hb_truncate(const char *name, uint64_t size)
+{
+	struct dstore_attr a = { .size = size };
+	int err = dstore_setattr(ds, ino_of(name), &a, DSTORE_SET_SIZE, NULL);
+
+	if (err)
+		die("truncate", err);
+}
+
 size_t hb_read_back(const char *name, void *buf, size_t max)
 {
 	bool eof;

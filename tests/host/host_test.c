@@ -14,6 +14,10 @@
  *   - a server restart: BAD_EPOCH, HELLO again, unstable blocks written
  *     again before COMMIT; a registration replaced (UNKNOWN_HOST);
  *   - a file changed behind the cache: getattr drops the mappings;
+ *   - map windows (GET_MAP): a scan of clones costs one clone's calls and
+ *     the windows; a map entry never serves a wrong block (another host's
+ *     write seen at open or through a window's change id, truncation, a
+ *     new epoch);
  *   - no reply and BUSY: retried; eviction notices within max_evict;
  *   - memory given back (a shrinker's sc_host_shrink): notices sent, the
  *     blocks read again as DATA, the cache grown back;
@@ -390,11 +394,12 @@ static void test_read_variants(void **state)
 		/* all cached now: not a call more */
 		check_read(t, base_id, base, FSIZE, 0, FSIZE);
 		s1 = th_stats(t);
-		printf("%s: data %llu, hash only %llu, content hits %llu, calls %llu\n",
+		printf("%s: data %llu, hash only %llu, content hits %llu, mapped hits %llu, calls %llu\n",
 		       sc_variants[v].name,
 		       (unsigned long long)s1.server_data_blocks,
 		       (unsigned long long)s1.hash_only_blocks,
 		       (unsigned long long)s1.content_hits,
+		       (unsigned long long)s1.mapped_hits,
 		       (unsigned long long)s1.server_calls);
 		assert_int_equal(s1.server_calls, s0.server_calls);
 		assert_true(s1.addr_hits > s0.addr_hits);
@@ -402,8 +407,11 @@ static void test_read_variants(void **state)
 		if (v == SC_VARIANT_BASELINE || v == SC_VARIANT_READ_HASH ||
 		    v == SC_VARIANT_DEDUP_RW)
 			assert_int_equal(s1.hash_only_blocks, 0);
-		else
+		else if (!(sc_variants[v].features & CSI_FEAT_MAP))
 			assert_true(s1.hash_only_blocks >= NBLK - 3 - 2);
+		else	/* the clone's map came ahead: its blocks hit */
+			assert_true(s1.hash_only_blocks + s1.mapped_hits >=
+				    NBLK - 3 - 2);
 		if (v != SC_VARIANT_BASELINE)
 			assert_true(s1.server_data_blocks <= NBLK + 1 + 3);
 		else
@@ -967,6 +975,149 @@ static void test_replaced(void **state)
 	th_free(y);
 }
 
+/* ---- map windows (GET_MAP) ---- */
+
+#define MAP_NBLK 600u		/* a few windows: 512, 1024 */
+#define MAP_CLONES 4u
+#define MAP_REQ 32u		/* blocks per read, as a VM's read-ahead */
+
+static uint8_t map_img[MAP_CLONES][MAP_NBLK * BS];
+
+/* MAP_CLONES clones of one image, each with 2 blocks of its own. */
+static void map_clones_make(uint64_t *ids)
+{
+	struct sc_prng r;
+	char name[32];
+	uint32_t c;
+
+	sc_prng_seed(&r, SEED + 700);
+	sc_prng_fill(&r, map_img[0], sizeof(map_img[0]));
+	for (c = 0; c < MAP_CLONES; c++) {
+		if (c)
+			memcpy(map_img[c], map_img[0], sizeof(map_img[0]));
+		sc_prng_fill(&r, map_img[c] + (100 + c) * BS, BS);
+		sc_prng_fill(&r, map_img[c] + (450 + 7 * c) * BS, BS);
+		snprintf(name, sizeof(name), "mapclone-%u", c);
+		ids[c] = hb_create(name, map_img[c], sizeof(map_img[c]));
+	}
+}
+
+/* A scan of clone c: every block once, in reads of MAP_REQ. */
+static void map_scan(struct th *t, const uint64_t *ids, uint32_t c)
+{
+	uint64_t off;
+
+	for (off = 0; off < MAP_NBLK * BS; off += MAP_REQ * BS)
+		check_read(t, ids[c], map_img[c], MAP_NBLK * BS, off,
+			   MAP_REQ * BS);
+}
+
+/*
+ * A scan of N clones on one host costs the calls of one clone plus the
+ * map windows and the blocks of their own: the first clone's reads bring
+ * the contents, the others' windows name them.  Without maps (W/Tracker)
+ * every read of every clone is a call.
+ */
+static void test_map_clones(void **state)
+{
+	uint64_t ids[MAP_CLONES], one, all, reads = MAP_NBLK / MAP_REQ + 1;
+	struct sc_host_stats s;
+	struct th *t;
+	uint32_t c;
+
+	(void)state;
+	map_clones_make(ids);
+	t = th_new(0x60, SC_VARIANT_SEACACHE, 4096, PEER_NONE);
+	map_scan(t, ids, 0);
+	one = th_stats(t).server_calls;
+	for (c = 1; c < MAP_CLONES; c++)
+		map_scan(t, ids, c);
+	s = th_stats(t);
+	all = s.server_calls;
+	printf("seacache: %u clones of %u blocks: %llu calls, the first %llu; %llu GET_MAP, %llu entries, %llu mapped hits\n",
+	       MAP_CLONES, MAP_NBLK, (unsigned long long)all,
+	       (unsigned long long)one, (unsigned long long)s.map_calls,
+	       (unsigned long long)s.map_entries,
+	       (unsigned long long)s.mapped_hits);
+	/* windows of 512 and 1024: at most 4 per clone, 2 own blocks */
+	assert_true(s.map_calls <= 4 * MAP_CLONES);
+	assert_true(all <= one + 4 * (MAP_CLONES - 1) + 2 * (MAP_CLONES - 1));
+	assert_true(s.mapped_hits >= (MAP_CLONES - 1) * (MAP_NBLK - 2) / 2);
+	th_free(t);
+
+	t = th_new(0x61, SC_VARIANT_TRACKER, 4096, PEER_NONE);
+	for (c = 0; c < MAP_CLONES; c++)
+		map_scan(t, ids, c);
+	s = th_stats(t);
+	printf("tracker: %llu calls\n", (unsigned long long)s.server_calls);
+	assert_true(s.server_calls >= MAP_CLONES * (reads - 1));
+	assert_int_equal(s.map_calls, 0);
+	th_free(t);
+}
+
+/*
+ * A map entry never serves a wrong block: another host's write inside
+ * the window, seen at open or through a reply's change id the host did
+ * not cause; a truncation; a server restart.
+ */
+static void test_map_fresh(void **state)
+{
+	static uint8_t ref[MAP_NBLK * BS], clone[MAP_NBLK * BS];
+	struct th *a = th_new(0x62, SC_VARIANT_SEACACHE, 4096, PEER_NONE);
+	struct th *b = th_new(0x63, SC_VARIANT_DEDUP_RW, 4096, PEER_NONE);
+	struct csi_fileattr at;
+	struct sc_prng r;
+	uint64_t id, cid, maps, size = sizeof(ref);
+
+	(void)state;
+	sc_prng_seed(&r, SEED + 710);
+	sc_prng_fill(&r, ref, sizeof(ref));
+	id = hb_create("mapfresh", ref, size);
+	/* a's first window maps blocks 0..511; it has read 0..31 */
+	check_read(a, id, ref, size, 0, MAP_REQ * BS);
+	assert_true(th_stats(a).map_entries >= 512);
+
+	/* b writes block 100; a opens the file again, then reads it */
+	sc_prng_fill(&r, ref + 100 * BS, BS);
+	assert_int_equal(sc_host_write(b->h, id, 100 * BS, ref + 100 * BS, BS,
+				       true), BS);
+	assert_int_equal(sc_host_getattr(a->h, id, &at), 0);
+	check_read(a, id, ref, size, 64 * BS, 64 * BS);
+
+	/*
+	 * A clone whose contents a holds: its reads are map hits.  b writes
+	 * its block 200; a's read of block 500, a hit near the end of the
+	 * first window (512 blocks), fetches the next window, whose change
+	 * id a did not cause: the clone's entries go, and block 200 comes
+	 * from the server.
+	 */
+	memcpy(clone, ref, sizeof(clone));
+	cid = hb_create("mapfresh-clone", clone, sizeof(clone));
+	check_read(a, id, ref, size, 0, size);
+	check_read(a, cid, clone, sizeof(clone), 0, MAP_REQ * BS);
+	sc_prng_fill(&r, clone + 200 * BS, BS);
+	assert_int_equal(sc_host_write(b->h, cid, 200 * BS, clone + 200 * BS,
+				       BS, true), BS);
+	maps = th_stats(a).map_calls;
+	check_read(a, cid, clone, sizeof(clone), 500 * BS, BS);
+	assert_int_equal(th_stats(a).map_calls, maps + 1);
+	check_read(a, cid, clone, sizeof(clone), 192 * BS, 16 * BS);
+
+	/* truncated behind it to 300 blocks and a little */
+	size = 300 * BS + 10;
+	hb_truncate("mapfresh", size);
+	assert_int_equal(sc_host_getattr(a->h, id, &at), 0);
+	assert_int_equal(at.size, size);
+	check_read(a, id, ref, size, 280 * BS, 64 * BS);
+
+	/* a new epoch: every mapping goes, the reads are right */
+	hb_restart();
+	assert_int_equal(sc_host_getattr(a->h, id, &at), 0);
+	check_file(a, id, ref, size, SEED + 711);
+	th_free(a);
+	th_free(b);
+}
+
 /* A file changed behind the cache: an open (getattr) drops its map. */
 static void test_changed_behind(void **state)
 {
@@ -1408,6 +1559,8 @@ int main(void)
 		cmocka_unit_test(test_peers_one_by_one),
 		cmocka_unit_test(test_replaced),
 		cmocka_unit_test(test_changed_behind),
+		cmocka_unit_test(test_map_clones),
+		cmocka_unit_test(test_map_fresh),
 		cmocka_unit_test(test_faults),
 		cmocka_unit_test(test_notices),
 		cmocka_unit_test(test_shrink),

@@ -27,6 +27,8 @@ uint64_t hb_create(const char *name, const void *buf, size_t len);
 /* Writes through the server's other door (the store, NFS). */
 void hb_write_behind(const char *name, uint64_t off, const void *buf,
 		     size_t len);
+/* Truncates or extends name through the server's other door. */
+void hb_truncate(const char *name, uint64_t size);
 /* The file's bytes as the server has them; its length. */
 size_t hb_read_back(const char *name, void *buf, size_t max);
 /* A new server instance (a new epoch) on the same port. */

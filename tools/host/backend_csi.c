@@ -123,6 +123,9 @@ void csi_backend_totals(void *be, struct host_totals *t)
 	t->hash_only_blocks = st.hash_only_blocks;
 	t->pushes_received = st.pushes_received;
 	t->pushed_hits = st.pushed_hits;
+	t->map_calls = st.map_calls;
+	t->map_entries = st.map_entries;
+	t->mapped_hits = st.mapped_hits;
 }
 
 void csi_backend_print_times(void *be)
@@ -133,6 +136,7 @@ void csi_backend_print_times(void *be)
 		[SC_HT_FLIGHT_WAIT] = "flight_wait",
 		[SC_HT_SERVE_WAIT] = "serve_wait", [SC_HT_WRITE] = "write",
 		[SC_HT_WRITE_REQ] = "write_req", [SC_HT_COMMIT] = "commit",
+		[SC_HT_MAP] = "map",
 	};
 	struct csi_backend *b = be;
 	struct sc_host_time times[SC_HT_KINDS];

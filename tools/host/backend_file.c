@@ -214,4 +214,7 @@ void file_backend_totals(void *be, struct host_totals *t)
 	t->hash_only_blocks = sysfs_value(b, "hash_only_blocks");
 	t->pushes_received = sysfs_value(b, "pushes_received");
 	t->pushed_hits = sysfs_value(b, "pushes_used");
+	t->map_calls = sysfs_value(b, "map_calls");
+	t->map_entries = sysfs_value(b, "map_entries");
+	t->mapped_hits = sysfs_value(b, "maps_used");
 }

@@ -35,6 +35,7 @@ struct sc_addr {
 enum sc_csi_source {
 	SC_CSI_LEARNT,	/* from a read or write reply for this address */
 	SC_CSI_PUSHED,	/* sent ahead by the server */
+	SC_CSI_MAPPED,	/* a map window fetched ahead of the readers */
 };
 
 struct sc_csimap_config {
@@ -50,6 +51,7 @@ struct sc_csimap_stats {
 	uint64_t hits;
 	uint64_t learnt;	/* inserts of learnt entries */
 	uint64_t pushed;	/* inserts of pushed entries */
+	uint64_t mapped;	/* inserts of map windows' entries */
 	uint64_t overwrites;	/* an address moved to other content */
 	uint64_t evictions;	/* addresses forgotten for space */
 	uint64_t entries;	/* addresses mapped now */
@@ -73,8 +75,8 @@ void sc_csimap_destroy(struct sc_csimap *m);
  */
 uint32_t sc_csimap_insert(struct sc_csimap *m, uint64_t file, uint64_t lbn,
 		      const struct sc_hash *h, enum sc_csi_source src);
-/* A hint no cache slot has (sc_csimap_set_hint keeps 31 bits). */
-#define SC_CSI_NO_HINT 0x7fffffffu
+/* A hint no cache slot has (sc_csimap_set_hint keeps 30 bits). */
+#define SC_CSI_NO_HINT 0x3fffffffu
 
 /* What sc_csimap_lookup_src found besides the hash. */
 struct sc_csi_found {

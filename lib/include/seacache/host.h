@@ -136,6 +136,7 @@ enum sc_host_time_kind {
 	SC_HT_WRITE,		/* a WRITE, sent to answered */
 	SC_HT_WRITE_REQ,	/* a write, whole: hashes, pins, cache, WRITEs */
 	SC_HT_COMMIT,		/* a COMMIT, sent to answered */
+	SC_HT_MAP,		/* a GET_MAP, sent to its windows in the cache */
 	SC_HT_KINDS
 };
 
@@ -143,6 +144,7 @@ struct sc_host_stats {
 	uint64_t reads, read_blocks;	/* sc_host_read calls, blocks asked */
 	uint64_t addr_hits;		/* served with no network at all */
 	uint64_t pushed_hits;		/* ... of them through a pushed entry */
+	uint64_t mapped_hits;		/* ... through a map window's entry */
 	uint64_t content_hits;		/* the server named a cached content */
 	uint64_t misses;		/* content fetched */
 	uint64_t hole_blocks;
@@ -156,6 +158,9 @@ struct sc_host_stats {
 	 */
 	uint64_t waited_blocks;
 	uint64_t pushes_received;
+	uint64_t map_calls;		/* GET_MAP calls (map windows) */
+	uint64_t map_entries;		/* CSI-Map entries they brought */
+	uint64_t map_waits;		/* reads that waited for a GET_MAP */
 	uint64_t delegations;		/* DELEGATED answers */
 	uint64_t peer_blocks, peer_bytes; /* fetched from peers */
 	uint64_t peer_failures;		/* delegations read from the server */

@@ -62,6 +62,7 @@ struct sc_hostcache_stats {
 	uint64_t reads;
 	uint64_t addr_hits;
 	uint64_t pushed_hits;	/* address hits through a pushed entry */
+	uint64_t mapped_hits;	/* address hits through a map window's entry */
 	uint64_t content_hits;
 	uint64_t misses;
 	uint64_t evictions;
@@ -157,6 +158,16 @@ enum sc_read_result sc_hostcache_read_hash_at(struct sc_hostcache *hc,
 int sc_hostcache_fill_at(struct sc_hostcache *hc, uint64_t file, uint64_t lbn,
 			 uint64_t change, const struct sc_hash *h,
 			 const void *data);
+/*
+ * A map window of file under change (PROTOCOL.md §7.11): n blocks from
+ * lbn, block i a hole when bit i of holes is set, the others' hashes in
+ * order in hashes.  Recorded only if change is the file's tag (a file not
+ * known yet takes it); returns the entries recorded.
+ */
+uint32_t sc_hostcache_learn_map(struct sc_hostcache *hc, uint64_t file,
+				uint64_t lbn, uint64_t change,
+				const uint8_t *holes,
+				const struct sc_hash *hashes, uint32_t n);
 /* A pushed entry under change; false if not recorded. */
 bool sc_hostcache_learn_at(struct sc_hostcache *hc, uint64_t file,
 			   uint64_t lbn, uint64_t change,
