@@ -140,9 +140,6 @@ static int host_lookup(struct sc_host *h, const char *export_path,
 
 static int host_idle(struct sc_host *h)
 {
-	struct csi_evict_args a;
-	struct csi_evict_res r;
-	struct host_call c;
 	uint64_t quiet;
 	int err;
 
@@ -156,12 +153,7 @@ static int host_idle(struct sc_host *h)
 	if (err)
 		return 0;
 	/* the keep-alive (§5.3) */
-	sc_memset(&a, 0, sizeof(a));
-	err = host_call(h, CSI_PROC_EVICT, &a.hdr, &a, &r, &c);
-	if (err)
-		return err;
-	host_release(h, &c);
-	return c.status == CSI_ERR_BUSY ? 0 : host_status_err(c.status);
+	return host_evict(h);
 }
 
 static int host_peer_get(struct sc_host *h, const struct sc_hash *hash,

@@ -271,11 +271,23 @@ out:
 	return err;
 }
 
-int host_flush(struct sc_host *h, uint32_t keep)
+int host_evict(struct sc_host *h)
 {
-	struct csi_evict_args a;
+	struct csi_evict_args a = { 0 };
 	struct csi_evict_res r;
 	struct host_call c;
+	int err;
+
+	err = host_call(h, CSI_PROC_EVICT, &a.hdr, &a, &r, &c);
+	if (err)
+		return err;
+	host_release(h, &c);
+	/* BUSY still applied the notices (§7.6) */
+	return c.status == CSI_ERR_BUSY ? 0 : host_status_err(c.status);
+}
+
+int host_flush(struct sc_host *h, uint32_t keep)
+{
 	uint32_t left;
 	int err;
 
@@ -285,13 +297,8 @@ int host_flush(struct sc_host *h, uint32_t keep)
 		sc_mutex_unlock(&h->lock);
 		if (left <= keep)
 			return 0;
-		sc_memset(&a, 0, sizeof(a));
-		err = host_call(h, CSI_PROC_EVICT, &a.hdr, &a, &r, &c);
+		err = host_evict(h);
 		if (err)
 			return err;
-		host_release(h, &c);
-		/* BUSY still applied the notices (§7.6) */
-		if (c.status != CSI_OK && c.status != CSI_ERR_BUSY)
-			return host_status_err(c.status);
 	}
 }

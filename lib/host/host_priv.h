@@ -179,6 +179,8 @@ void host_release(struct sc_host *h, struct host_call *c);
 int host_register(struct sc_host *h, uint64_t seen_gen);
 /* Queue a notice for content h no longer holds. */
 void host_notice(struct sc_host *h, const struct sc_hash *hash);
+/* One EVICT: the queued notices, or the keep-alive (§5.3, §7.6). */
+int host_evict(struct sc_host *h);
 /* Send EVICT while more than keep notices are queued. */
 int host_flush(struct sc_host *h, uint32_t keep);
 
