@@ -129,6 +129,9 @@ static bool map_plan(struct sc_host *h, uint64_t file, uint64_t first,
 		count = cap;
 	if (count > CSI_MAX_MAP_BLOCKS)
 		count = CSI_MAX_MAP_BLOCKS;
+	/* a CSI-Map too small for any window: the reads ask as without */
+	if (!count)
+		return false;
 	h->map_files[n++] = file;
 	/* the other files read most recently, whose windows end before it */
 	while (n < CSI_MAX_MAP_FILES && (n + 1) * count <= cap) {
