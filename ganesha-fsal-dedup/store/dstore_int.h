@@ -145,6 +145,7 @@ struct dstore {
 	pthread_mutex_t cont_lock;
 	int *cont_fds;
 	bool *cont_dirty;
+	void **cont_maps;	/* PROT_READ maps for mincore, never touched */
 	size_t n_cont;
 	uint64_t next_slot;
 
@@ -418,8 +419,8 @@ void containers_close(struct dstore *ds);
 uint64_t slots_reserve(struct dstore *ds, uint64_t n);
 /*
  * How slots_rw goes to the containers.  SLOT_READ_CACHED reads only what
- * is in the page cache (preadv2 RWF_NOWAIT): -EAGAIN, nothing read from
- * the disk, if a block is not (or the kernel cannot tell).
+ * is in the page cache: -EAGAIN, nothing read from the disk, if a block
+ * is not (or the kernel cannot tell).
  */
 enum slot_io { SLOT_READ, SLOT_READ_CACHED, SLOT_WRITE };
 /* Reads or writes slots first .. first + n - 1, block i at bufs[i]. */
