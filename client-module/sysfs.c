@@ -51,6 +51,8 @@ SCFS_STAT(pushes_used, SCFS_HOST, struct sc_host_stats, pushed_hits);
 SCFS_STAT(map_calls, SCFS_HOST, struct sc_host_stats, map_calls);
 SCFS_STAT(map_entries, SCFS_HOST, struct sc_host_stats, map_entries);
 SCFS_STAT(maps_used, SCFS_HOST, struct sc_host_stats, mapped_hits);
+SCFS_STAT(readahead_blocks, SCFS_HOST, struct sc_host_stats,
+	  readahead_blocks);
 SCFS_STAT(delegations, SCFS_HOST, struct sc_host_stats, delegations);
 SCFS_STAT(peer_failures, SCFS_HOST, struct sc_host_stats, peer_failures);
 SCFS_STAT(writes, SCFS_HOST, struct sc_host_stats, writes);
@@ -168,7 +170,7 @@ static struct attribute *scfs_attrs[] = {
 	A(hole_blocks), A(bytes_from_server), A(bytes_from_peers),
 	A(blocks_to_peers), A(server_calls), A(hash_only_blocks),
 	A(force_data_blocks), A(pushes_received), A(pushes_used),
-	A(map_calls), A(map_entries), A(maps_used),
+	A(map_calls), A(map_entries), A(maps_used), A(readahead_blocks),
 	A(delegations), A(peer_failures), A(writes), A(write_blocks),
 	A(write_hash_blocks), A(write_data_bytes), A(eviction_notices),
 	A(registrations), A(unstable_blocks), A(memory_bytes), A(cache_blocks),

@@ -347,6 +347,23 @@ enum sc_read_result sc_hostcache_read_run(struct sc_hostcache *hc,
 	return r;
 }
 
+uint32_t sc_hostcache_lacking(struct sc_hostcache *hc, uint64_t file,
+			      uint64_t lbn, uint32_t n, struct sc_hash *h,
+			      uint8_t *lacking)
+{
+	struct sc_csi_found f;
+	uint32_t i;
+
+	sc_mutex_lock(&hc->lock);
+	for (i = 0; i < n; i++) {
+		if (!sc_csimap_lookup_src(hc->map, file, lbn + i, &h[i], &f))
+			break;
+		lacking[i] = sc_ccache_find(hc->cache, &h[i]) == SC_NIL;
+	}
+	sc_mutex_unlock(&hc->lock);
+	return i;
+}
+
 /* The lock only when a block left the cache while pinned (rare). */
 void sc_hostcache_unpin(struct sc_hostcache *hc, struct sc_ccache_pins *p)
 {

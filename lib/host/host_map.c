@@ -31,6 +31,8 @@
  * readers are using now would cost more calls than it saves.
  */
 #define MAP_CAP_SHARE 4u
+/* Blocks a read may skip past the last one's end and still be sequential. */
+#define MAP_SEQ_GAP 32u
 
 uint32_t host_map_cap(struct sc_hostcache *hc)
 {
@@ -231,6 +233,19 @@ static int map_fetch(struct sc_host *h, const uint64_t *files, uint32_t nf,
 	return err;
 }
 
+uint64_t host_map_seq_span(struct sc_host *h, uint64_t file, uint64_t last)
+{
+	struct host_mapwin *w;
+	uint64_t span = 0;
+
+	sc_mutex_lock(&h->lock);
+	w = win_find(h, file);
+	if (w && w->sequential && last >= w->start && last + 1 < w->end)
+		span = w->end - last - 1;
+	sc_mutex_unlock(&h->lock);
+	return span;
+}
+
 int host_map_ahead(struct sc_host *h, uint64_t file, uint64_t first,
 		   uint64_t last, bool miss)
 {
@@ -245,6 +260,19 @@ int host_map_ahead(struct sc_host *h, uint64_t file, uint64_t first,
 	if (!(h->reg.features & CSI_FEAT_MAP)) {
 		sc_mutex_unlock(&h->lock);
 		return 0;
+	}
+	if (!miss) {
+		struct host_mapwin *w = win_get(h, file);
+
+		/*
+		 * Forward from where the last read ended, give or take the
+		 * block two reads share and the small gaps of a scan over
+		 * the files of an image laid out in order
+		 */
+		w->sequential = w->next && first + 1 >= w->next &&
+				first <= w->next + MAP_SEQ_GAP;
+		w->next = last + 1;
+		w->used = ++h->map_clock;
 	}
 	/*
 	 * A read waits for the GET_MAP in flight, then plans its own if it

@@ -31,6 +31,7 @@ struct rd_blk {
 	uint8_t flying;		/* its content h is our flight */
 	uint8_t flight;		/* RB_WAIT: for another read's flight */
 	uint8_t bucket;		/* flying: its bucket of the host's flights */
+	uint8_t spare;		/* read ahead or again: the caller has it */
 	uint64_t change;	/* RB_WAIT, HASH: of the reply that named h */
 	struct rd_blk *fnext;	/* flying: the next flight of the bucket */
 };
@@ -38,7 +39,8 @@ struct rd_blk {
 /* The counters of one request, added to the host's at the end. */
 struct rd_acc {
 	uint64_t misses, holes, data_blocks, data_bytes, hash_only, forced,
-		 pushes, delegations, peer_blocks, peer_failures, waited;
+		 pushes, delegations, peer_blocks, peer_failures, waited,
+		 ahead;
 };
 
 struct rd {
@@ -52,6 +54,7 @@ struct rd {
 	size_t len;
 	uint64_t first, last;	/* its blocks */
 	uint8_t *bounce[2];	/* its first and last block's, if partial */
+	uint8_t *ahead;		/* the read-ahead blocks' (rd_ahead) */
 	struct rd_blk *b;	/* the misses, up to RD_WINDOW */
 	uint32_t n;
 	struct sc_peer_fetch *pf;	/* a reply's delegated blocks */
@@ -462,6 +465,14 @@ static void rd_claim(struct rd *r, uint32_t mask)
 			claimed = true;
 			continue;
 		}
+		/*
+		 * A spare block stays in its READ (a wait would split the
+		 * run): asked, answered by hash once the flight's READ was.
+		 */
+		if (b->spare && (f < r->b || f >= r->b + r->n)) {
+			b->st = RB_ASK;
+			continue;
+		}
 		/* one content twice in this read: both asked, never waited */
 		if (f < r->b || f >= r->b + r->n) {
 			b->st = RB_WAIT;
@@ -601,10 +612,11 @@ static int rd_read_reply(struct rd *r, struct rd_blk *b, uint32_t count,
 			if (force || !(r->reg.features & CSI_FEAT_TRACKER))
 				return host_proto_err(r->h, "HASH answer not allowed");
 			r->acc.hash_only++;
+			/* mapped either way; a spare block waits for nothing */
 			if (sc_hostcache_read_hash_at(r->h->hc, r->file,
 						      b[i].lbn, change,
 						      &rb->hash, b[i].dst) ==
-			    SC_CONTENT_HIT) {
+			    SC_CONTENT_HIT || b[i].spare) {
 				b[i].st = RB_DONE;
 				break;
 			}
@@ -865,6 +877,7 @@ static void rd_acc_add(struct sc_host *h, const struct rd_acc *a,
 	st->hash_only_blocks += a->hash_only;
 	st->force_data_blocks += a->forced;
 	st->waited_blocks += a->waited;
+	st->readahead_blocks += a->ahead;
 	st->pushes_received += a->pushes;
 	st->delegations += a->delegations;
 	st->peer_blocks += a->peer_blocks;
@@ -917,6 +930,75 @@ static void rd_gap(struct rd *r, uint64_t lbn)
 }
 
 /*
+ * Content read-ahead.  A VM's own blocks (those of its image no other
+ * VM's read brings into the cache) are scattered through it, and each
+ * cost its reader a READ of its own: about half the requests of a scan.
+ * The map windows name them ahead of the reader, so a sequential
+ * reader's READ, sent for its request's misses anyway, also asks for the
+ * contents its window maps after the request that the cache lacks, up to
+ * a READ of max_blocks; the blocks between are asked again, answered by
+ * hash under the tracker.  The requests after it then hit.  Only within
+ * the window (only known contents) and only for a sequential reader: a
+ * scattered one (a boot) would not read most of them.
+ */
+static int rd_ahead(struct rd *r)
+{
+	uint8_t lacking[CSI_MAX_BLOCKS];
+	uint64_t span, last_miss = r->b[r->n - 1].lbn, blocks;
+	uint32_t run = 1, room, known, n, i;
+	struct sc_hash *hh;
+	struct rd_blk *b;
+
+	if (!(r->reg.features & CSI_FEAT_TRACKER) ||
+	    !(r->reg.features & CSI_FEAT_MAP))
+		return 0;
+	/* the length of the READ the last miss goes in */
+	while (run < r->n && r->b[r->n - run - 1].lbn == last_miss - run)
+		run++;
+	run = (run - 1) % r->reg.max_blocks + 1;
+	room = r->reg.max_blocks - run;
+	if (room > RD_WINDOW - r->n)
+		room = RD_WINDOW - r->n;
+	blocks = blocks_of(r->size, r->bshift);
+	if (last_miss + 1 >= blocks)
+		return 0;
+	if (room > blocks - last_miss - 1)
+		room = (uint32_t)(blocks - last_miss - 1);
+	span = host_map_seq_span(r->h, r->file, r->last);
+	if (room > r->last - last_miss + span)
+		room = (uint32_t)(r->last - last_miss + span);
+	if (!room)
+		return 0;
+	hh = sc_calloc(room, sizeof(*hh));
+	if (!hh)
+		return -SC_ENOMEM;
+	known = sc_hostcache_lacking(r->h->hc, r->file, last_miss + 1, room,
+				     hh, lacking);
+	/* up to the last lacking block past the request */
+	for (n = known; n > 0 && (!lacking[n - 1] ||
+				  last_miss + n <= r->last); n--)
+		;
+	if (n)
+		r->ahead = sc_calloc(n, r->bs);
+	for (i = 0; r->ahead && i < n; i++) {
+		b = &r->b[r->n++];
+		sc_memset(b, 0, sizeof(*b));
+		b->lbn = last_miss + 1 + i;
+		b->dst = r->ahead + (size_t)i * r->bs;
+		b->spare = 1;
+		if (lacking[i]) {
+			b->h = hh[i];
+			b->st = RB_DATA;
+			r->acc.ahead++;
+		} else {
+			b->st = RB_ASK;
+		}
+	}
+	sc_free(hh);
+	return n && !r->ahead ? -SC_ENOMEM : 0;
+}
+
+/*
  * Block lbn missed the cache (res, and *hh for SC_NEED_DATA, as
  * sc_hostcache_read tells): one more block for rd_fetch, into the
  * caller's buffer or, for a partial block, a bounce buffer.
@@ -954,6 +1036,7 @@ static int rd_miss(struct rd *r, uint64_t lbn, enum sc_read_result res,
 	b->delegated = 0;
 	b->flying = 0;
 	b->flight = 0;
+	b->spare = 0;
 	return 0;
 }
 
@@ -1034,7 +1117,10 @@ static ssize_t host_read(struct sc_host *h, uint64_t file, uint64_t off,
 		if (!err && r.n && (r.n == RD_WINDOW || lbn > r.last)) {
 			/* no block stays pinned across the calls */
 			sc_hostcache_unpin(h->hc, &pins);
-			err = rd_fetch(&r);
+			if (lbn > r.last)
+				err = rd_ahead(&r);
+			if (!err)
+				err = rd_fetch(&r);
 			r.n = 0;
 		}
 		if (err)
@@ -1060,6 +1146,7 @@ out:
 	sc_free(r.pf);
 	sc_free(r.bounce[0]);
 	sc_free(r.bounce[1]);
+	sc_free(r.ahead);
 	return err ? err : (ssize_t)len;
 }
 

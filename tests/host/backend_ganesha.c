@@ -3,7 +3,7 @@
  * A real ganesha.nfsd with FSAL_DEDUP and its CSI service, started by
  * scripts/ganesha-run: files are made, changed and read back over NFSv3
  * (libnfs), and a restart is GANESHA_CTL restart (a new epoch).  The
- * service's limits are the server's: max_blocks 64, max_evict 1024.
+ * service's limits are the server's: max_blocks 256, max_evict 1024.
  */
 #include <fcntl.h>
 #include <stdio.h>

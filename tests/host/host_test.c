@@ -1056,6 +1056,67 @@ static void test_map_clones(void **state)
 }
 
 /*
+ * Content read-ahead: a clone with a block of its own in every
+ * RA_EVERY, read in order in reads of RA_REQ blocks after the clone it
+ * came from, every byte right.  Each READ brings the own blocks its
+ * window names up to max_blocks ahead, so at most one READ per two own
+ * blocks (max_blocks 16: a READ from one own block reaches the next);
+ * read backwards (no read begins where the last ended) nothing is read
+ * ahead and each own block costs its READ.
+ */
+#define RA_EVERY 8u
+#define RA_REQ 4u
+
+/*
+ * A new host scans the clone the others came from, then clone id (img)
+ * in reads of RA_REQ: the second scan's calls, and the host's counters.
+ */
+static uint64_t ra_scan(uint8_t uuid, const uint64_t *ids, uint64_t id,
+			const uint8_t *img, bool backwards,
+			struct sc_host_stats *s)
+{
+	uint32_t i, n = MAP_NBLK / RA_REQ;
+	struct th *t = th_new(uuid, SC_VARIANT_SEACACHE, 4096, PEER_NONE);
+	uint64_t calls;
+
+	map_scan(t, ids, 0);
+	calls = th_stats(t).server_calls;
+	for (i = 0; i < n; i++)
+		check_read(t, id, img, MAP_NBLK * BS,
+			   (uint64_t)(backwards ? n - 1 - i : i) * RA_REQ * BS,
+			   RA_REQ * BS);
+	*s = th_stats(t);
+	th_free(t);
+	printf("%s: %llu calls, %llu contents read ahead\n",
+	       backwards ? "backwards" : "in order",
+	       (unsigned long long)(s->server_calls - calls),
+	       (unsigned long long)s->readahead_blocks);
+	return s->server_calls - calls;
+}
+
+static void test_readahead(void **state)
+{
+	static uint8_t own[MAP_NBLK * BS];
+	uint64_t ids[MAP_CLONES], id, nown = MAP_NBLK / RA_EVERY;
+	struct sc_host_stats s;
+	struct sc_prng r;
+	uint32_t i;
+
+	(void)state;
+	map_clones_make(ids);
+	memcpy(own, map_img[0], sizeof(own));
+	sc_prng_seed(&r, SEED + 720);
+	for (i = 5; i < MAP_NBLK; i += RA_EVERY)
+		sc_prng_fill(&r, own + (size_t)i * BS, BS);
+	id = hb_create("readahead", own, sizeof(own));
+
+	assert_true(ra_scan(0x64, ids, id, own, false, &s) <= nown / 2 + 6);
+	assert_true(s.readahead_blocks >= nown / 2 - 2);
+	assert_true(ra_scan(0x65, ids, id, own, true, &s) >= nown);
+	assert_int_equal(s.readahead_blocks, 0);
+}
+
+/*
  * A map entry never serves a wrong block: another host's write inside
  * the window, seen at open or through a reply's change id the host did
  * not cause; a truncation; a server restart.
@@ -1561,6 +1622,7 @@ int main(void)
 		cmocka_unit_test(test_changed_behind),
 		cmocka_unit_test(test_map_clones),
 		cmocka_unit_test(test_map_fresh),
+		cmocka_unit_test(test_readahead),
 		cmocka_unit_test(test_faults),
 		cmocka_unit_test(test_notices),
 		cmocka_unit_test(test_shrink),

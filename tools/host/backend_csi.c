@@ -126,6 +126,7 @@ void csi_backend_totals(void *be, struct host_totals *t)
 	t->map_calls = st.map_calls;
 	t->map_entries = st.map_entries;
 	t->mapped_hits = st.mapped_hits;
+	t->readahead_blocks = st.readahead_blocks;
 }
 
 void csi_backend_print_times(void *be)

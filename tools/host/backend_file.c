@@ -217,4 +217,5 @@ void file_backend_totals(void *be, struct host_totals *t)
 	t->map_calls = sysfs_value(b, "map_calls");
 	t->map_entries = sysfs_value(b, "map_entries");
 	t->mapped_hits = sysfs_value(b, "maps_used");
+	t->readahead_blocks = sysfs_value(b, "readahead_blocks");
 }

@@ -56,6 +56,7 @@ struct host_totals {
 	uint64_t delegations, peer_failures, force_data_blocks, waited_blocks;
 	uint64_t hash_only_blocks, pushes_received, pushed_hits;
 	uint64_t map_calls, map_entries, mapped_hits;	/* map windows */
+	uint64_t readahead_blocks;	/* contents read ahead */
 };
 
 struct vm_result {

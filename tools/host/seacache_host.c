@@ -225,6 +225,7 @@ static const struct {
 	TK(delegations), TK(peer_failures), TK(force_data_blocks),
 	TK(waited_blocks), TK(hash_only_blocks), TK(pushes_received),
 	TK(pushed_hits), TK(map_calls), TK(map_entries), TK(mapped_hits),
+	TK(readahead_blocks),
 #undef TK
 };
 #define TOTALS_MISSES 7		/* the first of the csi-only counters */
@@ -350,7 +351,7 @@ static void print_results(const struct opts *o, const struct replay *r,
 	       t->blocks_read ? 100.0 * (double)t->cache_blocks_hit /
 				(double)t->blocks_read : 0.0);
 	if (strcmp(o->mode, "nfs"))
-		printf("  hash-only answers %llu (waited for a READ in flight %llu, re-read with FORCE_DATA %llu), delegations %llu (failed %llu), pushed entries %llu (used %llu), map windows %llu (entries %llu, used %llu)\n",
+		printf("  hash-only answers %llu (waited for a READ in flight %llu, re-read with FORCE_DATA %llu), delegations %llu (failed %llu), pushed entries %llu (used %llu), map windows %llu (entries %llu, used %llu), contents read ahead %llu\n",
 		       (unsigned long long)t->hash_only_blocks,
 		       (unsigned long long)t->waited_blocks,
 		       (unsigned long long)t->force_data_blocks,
@@ -360,7 +361,8 @@ static void print_results(const struct opts *o, const struct replay *r,
 		       (unsigned long long)t->pushed_hits,
 		       (unsigned long long)t->map_calls,
 		       (unsigned long long)t->map_entries,
-		       (unsigned long long)t->mapped_hits);
+		       (unsigned long long)t->mapped_hits,
+		       (unsigned long long)t->readahead_blocks);
 }
 
 /*

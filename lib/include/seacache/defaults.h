@@ -49,7 +49,7 @@
 #define SC_CSI_LEASE_S_MIN 5u
 #define SC_CSI_LEASE_S_MAX 3600u
 /* Blocks per READ, GET_HASHES or WRITE (at most CSI_MAX_BLOCKS). */
-#define SC_CSI_MAX_BLOCKS_DEFAULT 64u
+#define SC_CSI_MAX_BLOCKS_DEFAULT 256u
 /* Eviction notices per request (at most CSI_MAX_EVICT). */
 #define SC_CSI_MAX_EVICT_DEFAULT 1024u
 /* Pushed entries per READ reply (at most CSI_MAX_PUSH). */

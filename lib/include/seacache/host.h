@@ -157,6 +157,7 @@ struct sc_host_stats {
 	 * or a content another read was fetching (single flight)
 	 */
 	uint64_t waited_blocks;
+	uint64_t readahead_blocks;	/* contents read ahead (rd_ahead) */
 	uint64_t pushes_received;
 	uint64_t map_calls;		/* GET_MAP calls (map windows) */
 	uint64_t map_entries;		/* CSI-Map entries they brought */

@@ -103,6 +103,15 @@ enum sc_read_result sc_hostcache_read_run(struct sc_hostcache *hc,
 					  struct sc_hash *h, uint64_t *size,
 					  bool *sized);
 /*
+ * Read-ahead's look at blocks lbn..lbn+n-1 of file (n <= CSI_MAX_BLOCKS),
+ * under one lock and counted as no read: the number of them, from lbn,
+ * whose content the CSI-Map names (it stops at the first it does not),
+ * each's hash in h[i] and lacking[i] set if the content cache lacks it.
+ */
+uint32_t sc_hostcache_lacking(struct sc_hostcache *hc, uint64_t file,
+			      uint64_t lbn, uint32_t n, struct sc_hash *h,
+			      uint8_t *lacking);
+/*
  * Unpin what sc_hostcache_read_run pinned in p: no lock taken, unless a
  * block left the cache while pinned and its buffer is to be freed.
  */
