@@ -4,8 +4,9 @@
 # renders fixture/results.csv with fixture/report-params.json (a --rounds
 # 2 run with a dedup box, a cache sweep row and a kernel host's row, no
 # charts of its own) into report.md, which must equal fixture/report.md
-# byte for byte (that one was rendered by the awk report the Python one
-# replaced), and draws the charts.  A results.csv with a column renamed or
+# byte for byte (the awk report the Python one replaced rendered it, and
+# it was rendered again only where the report's columns changed since:
+# the CPU busy and link bound columns), and draws the charts.  A results.csv with a column renamed or
 # dropped is refused with a message that names the column.
 # usage: test_lab_report.sh SOURCE_DIR
 set -eu

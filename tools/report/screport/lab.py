@@ -183,14 +183,39 @@ def _bytes(r):
     return num(r["server_bytes"]) + num(r["written_bytes"])
 
 
-def storm_table(rows):
-    """A storm's table: its first round's runs in the main configuration."""
+def _share(ms, cpus, done):
+    """ms of CPU time over done seconds on cpus CPUs, as a percentage."""
+    if ms == "" or not cpus or not is_num(done) or num(done) <= 0:
+        return "-"
+    return "%.0f%%" % (100 * num(ms) / (1000 * num(done) * cpus))
+
+
+def link_bound(r, p):
+    """The least time the run's bytes take through the links, in seconds:
+    the busiest host link's bytes at its rate, or the server's data both
+    ways at its port's rate, whichever is longer; '' without shaped links
+    (or parameters from an older lab)."""
+    host_bps, server_bps = num(p.get("link_bps")), num(p.get("server_link_bps"))
+    if r["link"] == "none" or r["link_max_bytes"] == "" or not host_bps:
+        return ""
+    bound = 8 * num(r["link_max_bytes"]) / host_bps
+    if server_bps:
+        bound = max(bound, 8 * _bytes(r) / server_bps)
+    return bound
+
+
+def storm_table(rows, p):
+    """A storm's table: its first round's runs in the main configuration;
+    p: the run's parameters (CPU counts, link rates)."""
     base = None
     for r in rows:
         if r["variant"] == "nfs":
             base = _bytes(r)
-    out = ["| variant | lab name | completion s | server CPU s | host CPU s | disk MiB read / written | disk IOPS | link MiB all (busiest) | peak link | server->hosts MiB | hosts->server MiB | % of Baseline | x distinct | peer->host MiB | server calls | mean lat us | p99 lat us | host cache hit | wrong |",
-           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    cpus, scpus = int(num(p.get("cpus"))), int(num(p.get("server_cpus")))
+    # --server-cpus 0: every process on every CPU
+    server_share, host_share = (scpus, cpus - scpus) if scpus else (cpus, cpus)
+    out = ["| variant | lab name | completion s | link bound s | server CPU s | server CPU busy | host CPU s | host CPU busy | disk MiB read / written | disk IOPS | link MiB all (busiest) | peak link | server->hosts MiB | hosts->server MiB | % of Baseline | x distinct | peer->host MiB | server calls | mean lat us | p99 lat us | host cache hit | wrong |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         cpu = "%.2f" % (num(r["server_cpu_ms"]) / 1000)
         if r["box_cpu_ms"] != "":
@@ -210,9 +235,12 @@ def storm_table(rows):
                                     num(r["link_max_bytes"]) / MIB)
             peak = r["link_peak_pct"] + "%"
         dist = num(r["distinct_bytes"])
-        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f | %.1f | %s | %.2f | %.1f | %d | %.0f | %.0f | %.1f%% | %d%s |" % (
+        bound = link_bound(r, p)
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f | %.1f | %s | %.2f | %.1f | %d | %.0f | %.0f | %.1f%% | %d%s |" % (
             r["label"], r["variant"], "-" if done == "" else _f("%.2f", done),
-            cpu, hcpu, disk, iops, link, peak,
+            "-" if bound == "" else "%.2f" % bound, cpu,
+            _share(r["server_cpu_ms"], server_share, done), hcpu,
+            _share(r["host_cpu_ms"], host_share, done), disk, iops, link, peak,
             num(r["server_bytes"]) / MIB, num(r["written_bytes"]) / MIB,
             "%.1f%%" % (100 * _bytes(r) / base) if base else "",
             _bytes(r) / dist if dist else 0, num(r["peer_bytes"]) / MIB,
@@ -286,7 +314,11 @@ def rounds_table(rows):
 
 
 NOTES = """completion: the first request of the first VM to the last reply of the last
-VM; disk: the store's block device during the run (IOPS: its reads and writes
+VM; link bound: the least time its bytes take through the shaped links (the
+busiest host link's bytes at its rate, or the server's block data both ways
+at its port's rate, whichever is longer); CPU busy: CPU time over the
+completion time on the CPUs that side has (--server-cpus: ganesha on its
+own, the hosts on the rest), so that it shows which side bounds a run; disk: the store's block device during the run (IOPS: its reads and writes
 over the completion time; the throttle holds ganesha's own I/O, and the
 kernel's background writeback on cgroup v1 only where ganesha syncs); link:
 bytes both ways over every host's link, and over the busiest; peak link: the
@@ -400,7 +432,7 @@ def report(rows, p, charts):
     for storm in storms:
         of = [r for r in main if r["storm"] == storm]
         out += ["## %s storm" % storm, ""]
-        out += storm_table([r for r in of if num(r["round"]) == 1]) + [""]
+        out += storm_table([r for r in of if num(r["round"]) == 1], p) + [""]
         if rounds != 1:
             out += rounds_table(of)
     out += NOTES + [""]
