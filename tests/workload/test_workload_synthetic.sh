@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-2-Clause
 # seacache-workload on a small synthetic image set, checked with tools that
-# share no code with it (e2fsprogs' debugfs and e2fsck, cmp, sha256sum):
+# share no code with it (e2fsprogs' debugfs and e2fsck, cmp, xxhsum):
 #   - the golden and every clone pass `e2fsck -fn`;
 #   - each clone differs from the golden in exactly round(F * B) of the
 #     golden's B regular-file data blocks (the divergence asked for);
@@ -11,8 +11,8 @@
 #     journal, symlinks), never another file's data;
 #   - scan storm: per VM, every regular file's data blocks, file by file in
 #     directory order (find's), each block exactly once, plus metadata;
-#   - every read's fingerprint is the first 16 bytes of the SHA-256 of the
-#     image's block; the patch storm writes the same content, in the same
+#   - every read's fingerprint is the XXH3-128 of the image's block (as
+#     xxhsum -H2 prints it: fingerprint=xxh128 in the header); the patch storm writes the same content, in the same
 #     order, to every VM, at blocks free in that VM's image, and FILE.blocks
 #     holds the bytes of those fingerprints;
 #   - requests are in time order and the VMs interleave;
@@ -24,7 +24,7 @@ set -eu
 wl=$1
 boot_files=$2
 PATH=$PATH:/usr/sbin:/sbin
-for t in debugfs dumpe2fs e2fsck sha256sum split; do
+for t in debugfs dumpe2fs e2fsck xxhsum split; do
 	command -v $t >/dev/null || { echo "FAIL: $t missing (scripts/install-deps lab)"; exit 1; }
 done
 # KEEP=DIR keeps the scratch files there, for a look after a failure.
@@ -73,7 +73,7 @@ blocks() {
 		awk '/^debugfs: blocks </ {if (ino) print ino, b; ino = substr($3, 2, length($3) - 2); b = ""; next}
 		     {b = b $0} END {if (ino) print ino, b}'
 }
-# Per-block SHA-256 prefixes of an image: "blk fp".  The image is split
+# Per-block XXH3-128 of an image: "blk fp".  The image is split
 # into one file a block in memory when it can be (thousands of files on a
 # busy disk take seconds).
 split_dir=$dir
@@ -82,7 +82,7 @@ trap '[ -n "${KEEP:-}" ] || rm -rf "$dir"; [ "$split_dir" = "$dir" ] || rm -rf "
 fingerprints() {
 	rm -rf "$split_dir/split" && mkdir "$split_dir/split"
 	split -b 4096 -a 6 -d "$1" "$split_dir/split/b"
-	(cd "$split_dir/split" && sha256sum b*) | awk '{print substr($2, 2) + 0, substr($1, 1, 32)}'
+	(cd "$split_dir/split" && xxhsum -H2 b*) | awk '{print substr($2, 2) + 0, $1}'
 	rm -rf "$split_dir/split"
 }
 # The blocks VM v reads or writes in a storm, in order: "blk fp" lines.
@@ -129,7 +129,7 @@ for v in $(seq 0 $((vms - 1))); do
 		[ -s "$dir/seq" ] || fail "$s: vm $v reads nothing"
 		awk 'NR == FNR {fp[$1] = $2; next} fp[$1] != $2 {bad++} END {exit bad > 0}' \
 			"$dir/fps" "$dir/seq" ||
-			fail "$s: vm $v: a fingerprint differs from the image's SHA-256"
+			fail "$s: vm $v: a fingerprint differs from the image's XXH3-128"
 		[ "$(awk '{print $1}' "$dir/seq" | sort -n | uniq -d | wc -l)" -eq 0 ] ||
 			fail "$s: vm $v reads a block twice"
 		# Every block is a file's data or metadata, never free space.
@@ -175,7 +175,7 @@ for v in $(seq 0 $((vms - 1))); do
 	[ "$(cat "$dir/nfree")" -eq "$(wc -l <"$dir/seq")" ] ||
 		fail "patch: vm $v writes blocks that are in use"
 done
-echo "ok: boot reads the listed files' blocks in list order, scan every file's blocks once, file by file; fingerprints are SHA-256 of the image bytes"
+echo "ok: boot reads the listed files' blocks in list order, scan every file's blocks once, file by file; fingerprints are XXH3-128 of the image bytes"
 
 for v in $(seq 1 $((vms - 1))); do
 	cmp -s "$dir/patch.fps.0" "$dir/patch.fps.$v" || fail "patch: vm $v writes other content than vm 0"

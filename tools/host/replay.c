@@ -13,10 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <seacache/hash.h>
-
 #include "replay.h"
 #include "trace.h"
+#include "workload_fp.h"
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem)
 {
@@ -35,19 +34,19 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-/* A block of the written data, by its hash. */
+/* A block of the written data, by its fingerprint. */
 struct data_block {
-	struct sc_hash hash;
+	uint8_t fp[WL_FP_BYTES];
 	uint32_t at;
 };
 
 static int cmp_data_block(const void *a, const void *b)
 {
-	return memcmp(((const struct data_block *)a)->hash.b,
-		      ((const struct data_block *)b)->hash.b, SC_HASH_LEN);
+	return memcmp(((const struct data_block *)a)->fp,
+		      ((const struct data_block *)b)->fp, WL_FP_BYTES);
 }
 
-/* The block of the n sorted ones whose hash starts with fp; or -1. */
+/* The block of the n sorted ones whose fingerprint is fp; or -1. */
 static int64_t find_block(const struct data_block *d, size_t n,
 			  const uint8_t *fp, uint32_t fp_len)
 {
@@ -55,7 +54,7 @@ static int64_t find_block(const struct data_block *d, size_t n,
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int c = memcmp(d[mid].hash.b, fp, fp_len);
+		int c = memcmp(d[mid].fp, fp, fp_len);
 
 		if (!c)
 			return d[mid].at;
@@ -73,14 +72,20 @@ static int load_written(struct replay *r, const char *path, char *err,
 			size_t errlen)
 {
 	char *bpath = malloc(strlen(path) + sizeof(".blocks"));
-	struct sc_hasher *hs = sc_hasher_new();
 	struct data_block *d = NULL;
 	size_t n = 0, i;
 	struct stat st;
 	int fd = -1, rc = -1;
 
-	if (!bpath || !hs) {
+	if (!bpath) {
 		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	if (!r->fp_known) {
+		snprintf(err, errlen,
+			 "%s: its writes' fingerprints are not " WL_FP_NAME
+			 " (no fingerprint=" WL_FP_NAME " in its header): write it again with this build's seacache-workload",
+			 path);
 		goto out;
 	}
 	strcpy(bpath, path);
@@ -113,11 +118,8 @@ static int load_written(struct replay *r, const char *path, char *err,
 	}
 	for (i = 0; i < n; i++) {
 		d[i].at = (uint32_t)i;
-		if (sc_hasher_digest(hs, r->data + i * r->block_size,
-				     r->block_size, &d[i].hash)) {
-			snprintf(err, errlen, "%s: cannot hash", bpath);
-			goto out;
-		}
+		wl_fingerprint(r->data + i * r->block_size, r->block_size,
+			       d[i].fp);
 	}
 	qsort(d, n, sizeof(*d), cmp_data_block);
 	for (unsigned int v = 0; v < r->nvms; v++) {
@@ -147,7 +149,6 @@ out:
 		close(fd);
 	free(d);
 	free(bpath);
-	sc_hasher_free(hs);
 	return rc;
 }
 
@@ -173,6 +174,7 @@ int replay_load(struct replay *r, const char *path, unsigned int vm_first,
 	if (!t)
 		goto fail;
 	r->block_size = sim_trace_block_size(t);
+	r->fp_known = !strcmp(sim_trace_fingerprint(t), WL_FP_NAME);
 	while ((rc = sim_trace_next(t, &q)) == 1) {
 		unsigned int v = q.vm - vm_first;
 		struct vm_req *vr;
@@ -221,6 +223,12 @@ int replay_load(struct replay *r, const char *path, unsigned int vm_first,
 		goto fail;
 	}
 	sim_trace_close(t);
+	if (r->fp_known && r->fp_len != WL_FP_BYTES) {
+		snprintf(err, errlen,
+			 "%s: fingerprint=" WL_FP_NAME " but fingerprints of %u bytes, not %u",
+			 path, r->fp_len, WL_FP_BYTES);
+		goto fail;
+	}
 	if (writes && load_written(r, path, err, errlen))
 		goto fail;
 	free(cap);
@@ -280,18 +288,18 @@ static int cmp_float(const void *a, const void *b)
 }
 
 /* Checks each block of buf against the request's fingerprints. */
-static void verify_blocks(struct vm_run *w, struct sc_hasher *hs,
-			  const struct vm_req *q, const uint8_t *buf)
+static void verify_blocks(struct vm_run *w, const struct vm_req *q,
+			  const uint8_t *buf)
 {
 	const struct replay *r = w->r;
-	struct sc_hash h;
+	uint8_t got[WL_FP_BYTES];
 
 	for (uint32_t i = 0; i < q->nblocks; i++) {
 		const uint8_t *fp = r->fps + ((size_t)q->fp_at + i) * r->fp_len;
 
-		if (sc_hasher_digest(hs, buf + (size_t)i * r->block_size,
-				     r->block_size, &h) ||
-		    memcmp(h.b, fp, r->fp_len)) {
+		wl_fingerprint(buf + (size_t)i * r->block_size, r->block_size,
+			       got);
+		if (memcmp(got, fp, WL_FP_BYTES)) {
 			if (!w->res->mismatches)
 				fprintf(stderr,
 					"seacache-host: VM %u image %u block %llu does not match the workload\n",
@@ -333,14 +341,13 @@ static void *vm_main(void *arg)
 	struct vm_run *w = arg;
 	const struct replay *r = w->r;
 	size_t n = r->nreqs[w->v], cap = 0;
-	struct sc_hasher *hs = w->verify ? sc_hasher_new() : NULL;
 	float *lat = malloc((n ? n : 1) * sizeof(*lat));
 	uint8_t *buf = NULL;
 	double t0 = now_us(), sum = 0;
 
 	w->res->start = wall_s();
 
-	if (!lat || (w->verify && !hs)) {
+	if (!lat) {
 		w->res->errors = n ? n : 1;
 		goto out;
 	}
@@ -380,8 +387,8 @@ static void *vm_main(void *arg)
 					(unsigned long long)q->lbn,
 					strerror(-rc));
 			w->res->errors++;
-		} else if (hs && !q->write) {
-			verify_blocks(w, hs, q, buf);
+		} else if (w->verify && !q->write) {
+			verify_blocks(w, q, buf);
 		}
 		atomic_store(&w->done, i + 1);
 	}
@@ -397,7 +404,6 @@ static void *vm_main(void *arg)
 out:
 	free(lat);
 	free(buf);
-	sc_hasher_free(hs);
 	atomic_store(&w->finished, true);
 	return NULL;
 }
@@ -413,6 +419,13 @@ int replay_run(const struct replay *r, const struct backend_ops *ops,
 
 	if (!w || !th) {
 		snprintf(err, errlen, "out of memory");
+		rc = -1;
+		goto out;
+	}
+	if (verify && !r->fp_known) {
+		snprintf(err, errlen,
+			 "the workload's fingerprints are not " WL_FP_NAME
+			 " (no fingerprint=" WL_FP_NAME " in its header), so its reads cannot be checked: write it again with this build's seacache-workload, or replay with --no-verify");
 		rc = -1;
 		goto out;
 	}

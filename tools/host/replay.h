@@ -75,6 +75,7 @@ struct vm_result {
 struct replay {
 	uint32_t block_size;
 	uint32_t fp_len;
+	bool fp_known;			/* wl_fingerprint's (workload_fp.h) */
 	unsigned int vm_first, nvms;	/* the VMs this host runs */
 	struct vm_req **reqs;		/* per VM */
 	size_t *nreqs;

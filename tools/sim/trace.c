@@ -796,6 +796,11 @@ const char *sim_trace_format(const struct sim_trace *t)
 	return t->fmt->name;
 }
 
+const char *sim_trace_fingerprint(const struct sim_trace *t)
+{
+	return t->fingerprint;
+}
+
 uint32_t sim_trace_block_size(const struct sim_trace *t)
 {
 	return t->bs;

@@ -97,6 +97,11 @@ const char *sim_trace_error(const struct sim_trace *t);
 /* Name of the format read ("fiu", "msr", ...), after detection. */
 const char *sim_trace_format(const struct sim_trace *t);
 uint32_t sim_trace_block_size(const struct sim_trace *t);
+/*
+ * How the trace's fingerprints were made, as its header says (a SeaCache
+ * workload's fingerprint=, e.g. "xxh128": workload_fp.h), or "".
+ */
+const char *sim_trace_fingerprint(const struct sim_trace *t);
 /* Give every request's blocks address and content ids (struct sim_req). */
 void sim_trace_want_ids(struct sim_trace *t);
 /*

@@ -78,6 +78,7 @@ struct sim_trace {
 	const struct sim_format *fmt;
 	uint32_t bs; /* block size of the requests handed out */
 	uint32_t bs_native; /* the trace's own, 0 until known */
+	char fingerprint[16]; /* what its header says its fps are, or "" */
 
 	/* Input: bytes from fd, maybe through a decompressor. */
 	char *path;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The SeaCache workload format (WORKLOAD-FORMAT.md):
- *   # seacache-workload v1 block_size=4096
+ *   # seacache-workload v1 block_size=4096 [fingerprint=xxh128]
  *   <ts_us> <vm> <R|W> <image> <lbn> <nblocks> <fp> <fp> ...
  */
 #include <string.h>
@@ -61,6 +61,11 @@ static bool start(struct sim_trace *t, char *line, char *end)
 
 			if (!sim_parse_u64(&v, p, &bs) || v != p)
 				bs = 0;
+		}
+		if (p - w > 12 && p - w < 12 + (long)sizeof(t->fingerprint) &&
+		    !strncmp(w, "fingerprint=", 12)) {
+			memcpy(t->fingerprint, w + 12, (size_t)(p - w - 12));
+			t->fingerprint[p - w - 12] = '\0';
 		}
 	}
 	if (bs > SC_BLOCK_SIZE_MAX || !sc_block_size_valid((uint32_t)bs)) {

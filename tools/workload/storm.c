@@ -471,9 +471,9 @@ static int scan_reads(struct vmgen *g)
 	return mount_reads(g) ? -1 : wl_ext4_walk(&g->fs, scan_one, g);
 }
 
-/* The patch: its blocks' hashes and where its files end. */
+/* The patch: its blocks' fingerprints and where its files end. */
 struct patch {
-	struct sc_hash *hash;
+	uint8_t (*fp)[WL_FP_BYTES];
 	uint64_t nblocks, cap;
 	struct wl_u64vec file_end;	/* one past each file's last patch block */
 };
@@ -481,20 +481,15 @@ struct patch {
 static int make_patch(const struct opts *o, const char *blocks_path, struct patch *pt)
 {
 	uint64_t bytes = o->patch_mib << 20, done = 0;
-	struct sc_hasher *h = sc_hasher_new();
 	uint8_t blk[WL_BLOCK_SIZE];
 	struct sc_prng p, c;
 	FILE *f = NULL;
 	int rc = 0;
 
 	memset(pt, 0, sizeof(*pt));
-	if (!h)
-		return wl_err("cannot make a SHA-256 context");
 	f = fopen(blocks_path, "wb");
-	if (!f) {
-		sc_hasher_free(h);
+	if (!f)
 		return wl_err("%s: %s", blocks_path, strerror(errno));
-	}
 	sc_prng_seed(&p, sc_mix64(o->seed ^ 0x7061746368ull /* "patch" */));
 	while (done < bytes && !rc) {
 		uint64_t size = wl_file_size(&p), left;
@@ -505,28 +500,25 @@ static int make_patch(const struct opts *o, const char *blocks_path, struct patc
 		/* sc_mix64(0) is 0: release 0 has the bytes it always had */
 		sc_prng_seed(&c, sc_prng_next(&p) ^ sc_mix64(o->patch_release));
 		for (left = size; left && !rc; left -= left < sizeof(blk) ? left : sizeof(blk)) {
-			struct sc_hash hash;
 			size_t n = left < sizeof(blk) ? (size_t)left : sizeof(blk);
 
 			/* A file's last block is zero-padded, as on disk. */
 			memset(blk, 0, sizeof(blk));
 			sc_prng_fill(&c, blk, n);
-			if (sc_hasher_digest(h, blk, sizeof(blk), &hash) ||
-			    fwrite(blk, sizeof(blk), 1, f) != 1) {
+			if (fwrite(blk, sizeof(blk), 1, f) != 1) {
 				rc = wl_err("%s: cannot write the patch blocks", blocks_path);
 				break;
 			}
 			if (pt->nblocks == pt->cap) {
 				pt->cap = pt->cap ? 2 * pt->cap : 1024;
-				pt->hash = wl_realloc(pt->hash, pt->cap * sizeof(*pt->hash));
+				pt->fp = wl_realloc(pt->fp, pt->cap * sizeof(*pt->fp));
 			}
-			pt->hash[pt->nblocks++] = hash;
+			wl_fingerprint(blk, sizeof(blk), pt->fp[pt->nblocks++]);
 		}
 		wl_u64vec_push(&pt->file_end, pt->nblocks);
 	}
 	if (fclose(f) && !rc)
 		rc = wl_err("%s: %s", blocks_path, strerror(errno));
-	sc_hasher_free(h);
 	return rc;
 }
 
@@ -622,12 +614,11 @@ static int emit(const struct opts *o, const struct wl_manifest *man, uint32_t nv
 {
 	char *tmp = strcmp(o->out, "-") ? wl_printf("%s.tmp", o->out) : NULL;
 	FILE *f = tmp ? fopen(tmp, "w") : stdout;
-	struct sc_hasher *h = sc_hasher_new();
 	int *fds = wl_calloc(nvms, sizeof(*fds));
 	/* A request's blocks, read at once (requests are of max_req at most). */
 	uint8_t (*all)[WL_FP_BYTES] = NULL, *buf = wl_malloc((size_t)o->max_req * WL_BLOCK_SIZE);
 	uint64_t nblocks = 0, distinct = 0, k;
-	char fp[2 * SC_HASH_LEN + 1];
+	char hex[2 * WL_FP_BYTES + 1];
 	size_t i, nall = 0;
 	uint32_t v, j;
 	int rc = 0;
@@ -637,8 +628,8 @@ static int emit(const struct opts *o, const struct wl_manifest *man, uint32_t nv
 	all = wl_malloc(nblocks * sizeof(*all));
 	for (v = 0; v < nvms; v++)
 		fds[v] = -1;
-	if (!f || !h) {
-		rc = wl_err("%s: %s", tmp, f ? "no SHA-256 context" : strerror(errno));
+	if (!f) {
+		rc = wl_err("%s: %s", tmp, strerror(errno));
 		goto done;
 	}
 	for (v = 0; v < nvms && !rc; v++) {
@@ -651,8 +642,9 @@ static int emit(const struct opts *o, const struct wl_manifest *man, uint32_t nv
 	}
 	if (rc)
 		goto done;
-	fprintf(f, "# seacache-workload v1 block_size=%u storm=%s vms=%u seed=%llu "
-		"generator=seacache-workload\n", WL_BLOCK_SIZE, storm_name[o->storm], nvms,
+	fprintf(f, "# seacache-workload v1 block_size=%u fingerprint=" WL_FP_NAME
+		" storm=%s vms=%u seed=%llu generator=seacache-workload\n",
+		WL_BLOCK_SIZE, storm_name[o->storm], nvms,
 		(unsigned long long)o->seed);
 	if (o->storm == PATCH && o->patch_release)
 		fprintf(f, "# patch release %llu\n",
@@ -678,20 +670,16 @@ static int emit(const struct opts *o, const struct wl_manifest *man, uint32_t nv
 		fprintf(f, "%llu %u %c %u %llu %u", (unsigned long long)r->ts, r->vm,
 			r->write ? 'W' : 'R', r->vm, (unsigned long long)r->lbn, r->n);
 		for (j = 0; j < r->n; j++) {
-			struct sc_hash hash;
+			uint8_t *fp = all[nall++];
 
-			if (r->write) {
-				hash = pt->hash[r->src + j];
-			} else if (sc_hasher_digest(h, buf + (size_t)j * WL_BLOCK_SIZE,
-						    WL_BLOCK_SIZE, &hash)) {
-				rc = wl_err("cannot hash a block of %s", man->images[r->vm]);
-				break;
-			}
-			memcpy(all[nall++], hash.b, WL_FP_BYTES);
-			/* The fingerprint: the hash's first WL_FP_BYTES, in hex. */
-			sc_hash_to_hex(&hash, fp);
-			fp[2 * WL_FP_BYTES] = '\0';
-			fprintf(f, " %s", fp);
+			if (r->write)
+				memcpy(fp, pt->fp[r->src + j], WL_FP_BYTES);
+			else
+				wl_fingerprint(buf + (size_t)j * WL_BLOCK_SIZE,
+					       WL_BLOCK_SIZE, fp);
+			for (k = 0; k < WL_FP_BYTES; k++)
+				snprintf(hex + 2 * k, 3, "%02x", fp[k]);
+			fprintf(f, " %s", hex);
 		}
 		fputc('\n', f);
 	}
@@ -724,7 +712,6 @@ done:
 	free(all);
 	free(buf);
 	free(tmp);
-	sc_hasher_free(h);
 	return rc;
 }
 
@@ -818,7 +805,7 @@ done:
 		unlink(blocks_path);
 	free(g.runs);
 	free(all);
-	free(pt.hash);
+	free(pt.fp);
 	free(pt.file_end.v);
 	free(blocks_path);
 	wl_free_paths(boot);

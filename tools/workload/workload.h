@@ -8,11 +8,9 @@
 #include <stdint.h>
 
 #include "util.h"
+#include "workload_fp.h"
 
 #define WL_BLOCK_SIZE 4096u
-/* Fingerprint: the first 16 bytes of the block's SHA-256, in hex
- * (tools/sim/WORKLOAD-FORMAT.md). */
-#define WL_FP_BYTES 16
 #define WL_MANIFEST "manifest"
 
 int wl_cmd_images(int argc, char **argv);
