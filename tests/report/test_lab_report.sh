@@ -6,7 +6,8 @@
 # charts of its own) into report.md, which must equal fixture/report.md
 # byte for byte (the awk report the Python one replaced rendered it, and
 # it was rendered again only where the report's columns changed since:
-# the CPU busy and link bound columns), and draws the charts.  A results.csv with a column renamed or
+# the CPU busy and link bound columns, the lead table), and draws the
+# charts.  A results.csv with a column renamed or
 # dropped is refused with a message that names the column.
 # usage: test_lab_report.sh SOURCE_DIR
 set -eu

@@ -204,6 +204,43 @@ def link_bound(r, p):
     return bound
 
 
+def _against(x, b, fmt):
+    """x in fmt, with its ratio to the Baseline's b when both are known."""
+    if x == "" or not is_num(x):
+        return "-"
+    cell = fmt % num(x)
+    if is_num(b) and num(b) > 0:
+        cell += " (%.2fx)" % (num(x) / num(b))
+    return cell
+
+
+def lead_table(rows, storms):
+    """What the report leads with: per storm and variant (round 1, main
+    configuration), completion, server calls, server CPU, disk read and
+    block data both ways, each against the Baseline's of the same storm."""
+    out = ["## Against the Baseline", "",
+           "| storm | variant | completion s | server calls | server CPU s | disk MiB read | server<->hosts MiB |",
+           "|---|---|---:|---:|---:|---:|---:|"]
+    for storm in storms:
+        of = [r for r in rows if r["storm"] == storm and num(r["round"]) == 1]
+        base = next((r for r in of if r["variant"] == "nfs"), None)
+        for r in of:
+            b = base if base is not None and r is not base else {}
+            disk = r["disk_read_bytes"] if r["disk"] != "none" else ""
+            out.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+                storm, r["label"],
+                _against(r["completion_s"], b.get("completion_s", ""), "%.2f"),
+                _against(r["server_calls"], b.get("server_calls", ""), "%.0f"),
+                _against(text(num(r["server_cpu_ms"]) / 1000),
+                         text(num(b.get("server_cpu_ms", "")) / 1000), "%.2f"),
+                _against(text(num(disk) / MIB) if disk != "" else "",
+                         text(num(b.get("disk_read_bytes", "")) / MIB)
+                         if disk != "" else "", "%.1f"),
+                _against(text(_bytes(r) / MIB),
+                         text(_bytes(b) / MIB) if b else "", "%.1f")))
+    return out + ["", "(x: against the Baseline, plain NFS, of the same storm.)", ""]
+
+
 def storm_table(rows, p):
     """A storm's table: its first round's runs in the main configuration;
     p: the run's parameters (CPU counts, link rates)."""
@@ -426,6 +463,7 @@ def report(rows, p, charts):
            "images: %s. Storms: %s%s." % (p["images"], p["storms"], note), ""]
     if p["setup_note"]:
         out += ["- " + l for l in p["setup_note"].split("\n")] + [""]
+    out += lead_table(main, storms)
     if rounds > 1:
         out += ["%d rounds, the variants interleaved: the tables of each storm and the" % rounds,
                 "charts are round 1's, the rounds' medians and ranges follow them.", ""]
