@@ -241,7 +241,8 @@ uint64_t host_map_seq_span(struct sc_host *h, uint64_t file, uint64_t last)
 	sc_mutex_lock(&h->lock);
 	w = win_find(h, file);
 	if (w && w->sequential && last >= w->start && last + 1 < w->end)
-		span = w->end - last - 1;
+		span = w->end - last - 1 < w->streak ? w->end - last - 1 :
+						      w->streak;
 	sc_mutex_unlock(&h->lock);
 	return span;
 }
@@ -271,6 +272,7 @@ int host_map_ahead(struct sc_host *h, uint64_t file, uint64_t first,
 		 */
 		w->sequential = w->next && first + 1 >= w->next &&
 				first <= w->next + MAP_SEQ_GAP;
+		w->streak = (w->sequential ? w->streak : 0) + last - first + 1;
 		w->next = last + 1;
 		w->used = ++h->map_clock;
 	}

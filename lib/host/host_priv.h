@@ -48,6 +48,7 @@ struct host_mapwin {
 	uint64_t file, start, end;
 	uint64_t used;		/* map_clock when last read; 0: free */
 	uint64_t next;		/* the block after the last read's */
+	uint64_t streak;	/* blocks read in order up to next */
 	uint32_t grow;		/* the next window's blocks */
 	bool sequential;	/* the last read began at about next */
 };
@@ -200,9 +201,10 @@ uint32_t host_map_cap(struct sc_hostcache *hc);
 int host_map_ahead(struct sc_host *h, uint64_t file, uint64_t first,
 		   uint64_t last, bool miss);
 /*
- * The blocks after block last of file that its window maps, if its
- * reader is sequential (its read began about where the last ended);
- * else 0.  For content read-ahead (host_read.c).
+ * How far after block last of file content read-ahead (host_read.c) may
+ * go: 0 unless its reader is sequential (its read began about where the
+ * last ended), else as many blocks as it has read in order (as the
+ * kernel's read-ahead grows with the reader's run), within its window.
  */
 uint64_t host_map_seq_span(struct sc_host *h, uint64_t file, uint64_t last);
 
