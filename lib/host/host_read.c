@@ -935,13 +935,15 @@ static void rd_gap(struct rd *r, uint64_t lbn)
  * cost its reader a READ of its own: about half the requests of a scan.
  * The map windows name them ahead of the reader, so a sequential
  * reader's READ, sent for its request's misses anyway, also asks for the
- * contents its window maps after the request that the cache lacks, up to
- * a READ of max_blocks; the blocks between are asked again, answered by
+ * contents its window maps after the request that the cache lacks, as
+ * far as the reader has read in order (host_map_seq_span) and up to a
+ * READ of max_blocks; the blocks between are asked again, answered by
  * hash under the tracker.  The requests after it then hit.  Only within
  * the window (only known contents) and only for a sequential reader: a
- * scattered one (a boot) would not read most of them.
+ * scattered one (a boot) would not read most of them.  A guess: without
+ * the memory for it the read goes on without it.
  */
-static int rd_ahead(struct rd *r)
+static void rd_ahead(struct rd *r)
 {
 	uint8_t lacking[CSI_MAX_BLOCKS];
 	uint64_t span, last_miss = r->b[r->n - 1].lbn, blocks;
@@ -951,7 +953,7 @@ static int rd_ahead(struct rd *r)
 
 	if (!(r->reg.features & CSI_FEAT_TRACKER) ||
 	    !(r->reg.features & CSI_FEAT_MAP))
-		return 0;
+		return;
 	/* the length of the READ the last miss goes in */
 	while (run < r->n && r->b[r->n - run - 1].lbn == last_miss - run)
 		run++;
@@ -961,25 +963,24 @@ static int rd_ahead(struct rd *r)
 		room = RD_WINDOW - r->n;
 	blocks = blocks_of(r->size, r->bshift);
 	if (last_miss + 1 >= blocks)
-		return 0;
+		return;
 	if (room > blocks - last_miss - 1)
 		room = (uint32_t)(blocks - last_miss - 1);
 	span = host_map_seq_span(r->h, r->file, r->last);
 	if (room > r->last - last_miss + span)
 		room = (uint32_t)(r->last - last_miss + span);
 	if (!room)
-		return 0;
+		return;
 	hh = sc_calloc(room, sizeof(*hh));
 	if (!hh)
-		return -SC_ENOMEM;
+		return;
 	known = sc_hostcache_lacking(r->h->hc, r->file, last_miss + 1, room,
 				     hh, lacking);
 	/* up to the last lacking block past the request */
 	for (n = known; n > 0 && (!lacking[n - 1] ||
 				  last_miss + n <= r->last); n--)
 		;
-	if (n)
-		r->ahead = sc_calloc(n, r->bs);
+	r->ahead = n ? sc_calloc(n, r->bs) : NULL;
 	for (i = 0; r->ahead && i < n; i++) {
 		b = &r->b[r->n++];
 		sc_memset(b, 0, sizeof(*b));
@@ -995,7 +996,6 @@ static int rd_ahead(struct rd *r)
 		}
 	}
 	sc_free(hh);
-	return n && !r->ahead ? -SC_ENOMEM : 0;
 }
 
 /*
@@ -1118,9 +1118,8 @@ static ssize_t host_read(struct sc_host *h, uint64_t file, uint64_t off,
 			/* no block stays pinned across the calls */
 			sc_hostcache_unpin(h->hc, &pins);
 			if (lbn > r.last)
-				err = rd_ahead(&r);
-			if (!err)
-				err = rd_fetch(&r);
+				rd_ahead(&r);
+			err = rd_fetch(&r);
 			r.n = 0;
 		}
 		if (err)
