@@ -247,7 +247,7 @@ int scfs_peer_server_start(const struct sockaddr_storage *addr,
 	*out = s;
 	return 0;
 fail:
-	pr_err("seacache: peer server: cannot listen on %pISpc (%d)\n", addr,
+	pr_err("peer server: cannot listen on %pISpc (%d)\n", addr,
 	       err);
 	if (s->lsock)
 		sock_release(s->lsock);

@@ -22,6 +22,7 @@
 
 #include <linux/fs.h>
 #include <linux/kobject.h>
+#include <linux/nfs_fs.h>
 #include <linux/path.h>
 #include <linux/shrinker.h>
 #include <linux/socket.h>
@@ -42,6 +43,7 @@ struct scfs_options {
 	char *server;			/* server= numeric address, as given */
 	struct sockaddr_storage server_addr;	/* with csi_port= */
 	u16 csi_port;
+	u32 csi_timeo;			/* csi_timeo= deciseconds per call */
 	u64 cache_bytes;		/* cache= content cache size */
 	char *policy;			/* policy= eviction policy spec */
 	enum sc_variant variant;	/* variant= */
@@ -54,6 +56,8 @@ struct scfs_fallback_stats {
 	atomic64_t reads, read_bytes;	/* served by the lower NFS file */
 	atomic64_t writes, write_bytes;
 	atomic64_t mapped_io;		/* I/O of mmapped files (lower) */
+	/* unstable CSI writes written through the lower file (scfs_settle) */
+	atomic64_t drained_blocks;
 };
 
 struct scfs_sb_info {
@@ -154,14 +158,24 @@ static inline struct dentry *scfs_lower_dentry(const struct dentry *dentry)
 void scfs_lower_path(const struct dentry *dentry, struct path *out);
 struct file *scfs_open_lower(const struct dentry *dentry, int flags);
 void scfs_copy_attr(struct inode *inode);
-/* The CSI file id of a regular file: the lower NFS inode's fileid. */
+/*
+ * The CSI file id of a regular file: the lower NFS inode's fileid (i_ino
+ * is a hash of it where ino_t is narrower).
+ */
 static inline u64 scfs_fileid(struct inode *inode)
 {
-	return scfs_lower_inode(inode)->i_ino;
+	return NFS_FILEID(scfs_lower_inode(inode));
 }
 
 void scfs_lower_changed(struct inode *inode);
 int scfs_settle(struct dentry *dentry);
+/*
+ * scfs_settle, through host, of every regular file of sb with an alias:
+ * before the host goes (remount, unmount), what it acknowledged goes to
+ * the server through CSI or, failing that, the lower file.  0 or the
+ * first error (those files keep their unstable blocks).
+ */
+int scfs_settle_all(struct super_block *sb, struct sc_host *host);
 int scfs_lower_getattr(struct inode *inode, const struct path *lower,
 		       struct kstat *st, u32 mask, unsigned int flags);
 bool scfs_fallback_err(int err);

@@ -4,7 +4,7 @@
  * and the host behind it, and the module's life.
  *
  *   mount -t seacache -o lower=DIR,server=ADDR,csi_port=N[,cache=SIZE,
- *         policy=SPEC,variant=NAME,peer=ADDR:PORT] none MOUNTPOINT
+ *         policy=SPEC,variant=NAME,peer=ADDR:PORT,csi_timeo=DS] none MOUNTPOINT
  *
  * One mount is one SeaCache host: one content cache for every file (every
  * VM image) under it, registered with the CSI service as a host of its own.
@@ -30,17 +30,23 @@
 /* How often an unreachable CSI service is tried again, at most. */
 #define SCFS_CONNECT_RETRY_MAX (60 * HZ)
 /*
- * A call's tries after the transport failed (back-off 10, 20, 40 ms): then
- * the I/O goes to the lower NFS file, so a dead CSI service costs a VM
- * well under a second per I/O, not the host library's default ~10 s.
+ * A call's tries after the transport failed to connect (back-off 10, 20,
+ * 40 ms), then the service is marked down (the host's fail_fast): every
+ * I/O goes to the lower NFS file at once until the idle work's probe is
+ * answered.  A call unanswered by its deadline (csi_timeo=) marks it
+ * down without another try.  So a dead or silent CSI service costs a VM
+ * one deadline at most, not one per I/O.
  */
 #define SCFS_IO_RETRIES 3
+/* csi_timeo= in tenths of a second, as NFS's timeo=, up to 10 min */
+#define SCFS_CSI_TIMEO_DEFAULT (SC_CSI_FALLBACK_TIMEOUT_MS / 100)
+#define SCFS_CSI_TIMEO_MAX 6000
 /* Leases and eviction notices: well inside the shortest lease. */
 #define SCFS_IDLE_PERIOD HZ
 
 enum {
 	Opt_lower, Opt_server, Opt_csi_port, Opt_cache, Opt_policy,
-	Opt_variant, Opt_peer,
+	Opt_variant, Opt_peer, Opt_csi_timeo,
 };
 
 static const struct fs_parameter_spec scfs_param_specs[] = {
@@ -51,6 +57,7 @@ static const struct fs_parameter_spec scfs_param_specs[] = {
 	fsparam_string("policy", Opt_policy),
 	fsparam_string("variant", Opt_variant),
 	fsparam_string("peer", Opt_peer),
+	fsparam_u32("csi_timeo", Opt_csi_timeo),
 	{}
 };
 
@@ -132,6 +139,12 @@ static int scfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 	case Opt_peer:
 		text = &o->peer;
 		break;
+	case Opt_csi_timeo:
+		if (!res.uint_32 || res.uint_32 > SCFS_CSI_TIMEO_MAX)
+			return invalfc(fc, "csi_timeo=%u: tenths of a second a CSI call may take, 1-%u",
+				       res.uint_32, SCFS_CSI_TIMEO_MAX);
+		o->csi_timeo = res.uint_32;
+		return 0;
 	}
 	kfree(*text);
 	*text = param->string;	/* taken over */
@@ -169,6 +182,7 @@ static int scfs_host_start(struct super_block *sb)
 		.cache_blocks = sbi->opts.cache_bytes >> 12,
 		.policy = sbi->opts.policy,
 		.io_retries = SCFS_IO_RETRIES,
+		.fail_fast = true,
 	};
 	struct sc_host *host;
 	int err;
@@ -192,25 +206,39 @@ static int scfs_host_start(struct super_block *sb)
 
 /*
  * host_lock held.  Once the uses in progress are done, every unstable
- * write is committed (what was acknowledged stays on the server), the
- * host leaves the server and its memory is freed.  I/O that comes
- * meanwhile goes to the lower file.
+ * write is committed, through NFS where CSI fails (what was acknowledged
+ * stays on the server), the host leaves the server and its memory is
+ * freed.  I/O that comes meanwhile goes to the lower file.  If a file's
+ * unstable writes reach the server neither way: with keep, the host
+ * stays, with them, and the error is returned; without (unmount), they
+ * are lost, and said so.
  */
-static void scfs_host_stop(struct scfs_sb_info *sbi)
+static int scfs_host_stop(struct scfs_sb_info *sbi, bool keep)
 {
 	struct sc_host *host = rcu_dereference_protected(sbi->host,
 					lockdep_is_held(&sbi->host_lock));
+	int err;
 
 	if (!host)
-		return;
+		return 0;
 	RCU_INIT_POINTER(sbi->host, NULL);
 	synchronize_srcu(&scfs_host_srcu);
 	cancel_delayed_work_sync(&sbi->idle_work);
-	if (sc_host_commit_all(host))
-		pr_err("seacache: %s: unstable writes could not be committed: the server may lose them if it restarts\n",
-		       sbi->sb->s_id);
+	err = scfs_settle_all(sbi->sb, host);
+	/* and the files no inode names any more, through CSI only */
+	if (!err)
+		err = sc_host_commit_all(host);
+	if (err && keep) {
+		rcu_assign_pointer(sbi->host, host);
+		schedule_delayed_work(&sbi->idle_work, SCFS_IDLE_PERIOD);
+		return err;
+	}
+	if (err)
+		pr_err("%s: unstable writes reached the server neither through CSI nor NFS (%d): lost if the server restarts\n",
+		       sbi->sb->s_id, err);
 	scfs_transport_set_host(sbi->tr, NULL);
 	sc_host_destroy(host);
+	return 0;
 }
 
 static void scfs_connect_work(struct work_struct *work)
@@ -226,7 +254,7 @@ static void scfs_connect_work(struct work_struct *work)
 	err = rcu_access_pointer(sbi->host) ? 0 : scfs_host_start(sb);
 	mutex_unlock(&sbi->host_lock);
 	if (!err) {
-		pr_info("seacache: %s: CSI service %s port %u reached: reads and writes go through the host cache now\n",
+		pr_info("%s: CSI service %s port %u reached: reads and writes go through the host cache now\n",
 			sb->s_id, sbi->opts.server, sbi->opts.csi_port);
 		return;
 	}
@@ -267,8 +295,8 @@ static int scfs_show_options(struct seq_file *m, struct dentry *root)
 
 	seq_show_option(m, "lower", o->lower);
 	seq_show_option(m, "server", o->server);
-	seq_printf(m, ",csi_port=%u,cache=%lluk", o->csi_port,
-		   o->cache_bytes >> 10);
+	seq_printf(m, ",csi_port=%u,cache=%lluk,csi_timeo=%u", o->csi_port,
+		   o->cache_bytes >> 10, o->csi_timeo);
 	seq_show_option(m, "policy", o->policy);
 	seq_show_option(m, "variant", sc_variants[o->variant].name);
 	if (o->peer)
@@ -336,8 +364,8 @@ static int scfs_fill_super(struct super_block *sb, struct fs_context *fc)
 
 	err = scfs_transport_create(&sbi->opts.server_addr,
 				    sbi->opts.peer ? &sbi->opts.peer_addr : NULL,
-				    SC_BLOCK_SIZE_DEFAULT, SC_CSI_CALL_TIMEOUT_MS,
-				    &sbi->tr);
+				    SC_BLOCK_SIZE_DEFAULT,
+				    sbi->opts.csi_timeo * 100, &sbi->tr);
 	if (err)
 		return invalfc(fc, "peer=%s: %d: cannot serve peer reads there",
 			       sbi->opts.peer ? sbi->opts.peer : "", err);
@@ -348,7 +376,7 @@ static int scfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	err = scfs_host_start(sb);
 	mutex_unlock(&sbi->host_lock);
 	if (err) {
-		pr_warn("seacache: %s: CSI service %s port %u: %d: serving from NFS alone until it answers\n",
+		pr_warn("%s: CSI service %s port %u: %d: serving from NFS alone until it answers\n",
 			sb->s_id, sbi->opts.server, sbi->opts.csi_port, err);
 		sbi->connect_delay = HZ;
 		schedule_delayed_work(&sbi->connect_work, sbi->connect_delay);
@@ -365,13 +393,14 @@ static void scfs_kill_sb(struct super_block *sb)
 		scfs_shrinker_unregister(sb);	/* before the host stops */
 		cancel_delayed_work_sync(&sbi->connect_work);
 		scfs_sysfs_del(sb);
+		/* while the inodes, which name the lower files, are here */
+		mutex_lock(&sbi->host_lock);
+		scfs_host_stop(sbi, false);
+		mutex_unlock(&sbi->host_lock);
 	}
 	kill_anon_super(sb);
 	if (!sbi)
 		return;
-	mutex_lock(&sbi->host_lock);
-	scfs_host_stop(sbi);
-	mutex_unlock(&sbi->host_lock);
 	if (sbi->tr)
 		scfs_transport_destroy(sbi->tr);
 	path_put(&sbi->lower);
@@ -389,7 +418,8 @@ static int scfs_get_tree(struct fs_context *fc)
 /*
  * A new cache size: the host is stopped (its unstable writes committed)
  * and started again with a cache of the new size, empty.  Meanwhile I/O
- * goes to the lower file.
+ * goes to the lower file.  Unstable writes that reach the server neither
+ * through CSI nor NFS fail the remount and stay with the host as it was.
  */
 static int scfs_resize_cache(struct scfs_sb_info *sbi, u64 bytes)
 {
@@ -399,7 +429,11 @@ static int scfs_resize_cache(struct scfs_sb_info *sbi, u64 bytes)
 	cancel_delayed_work_sync(&sbi->connect_work);
 	mutex_lock(&sbi->host_lock);
 	running = rcu_access_pointer(sbi->host);
-	scfs_host_stop(sbi);
+	err = scfs_host_stop(sbi, true);
+	if (err) {
+		mutex_unlock(&sbi->host_lock);
+		return err;
+	}
 	sbi->opts.cache_bytes = bytes;
 	if (running)
 		err = scfs_host_start(sbi->sb);
@@ -408,7 +442,7 @@ static int scfs_resize_cache(struct scfs_sb_info *sbi, u64 bytes)
 		sbi->connect_delay = HZ;
 		schedule_delayed_work(&sbi->connect_work, 0);
 	}
-	pr_info("seacache: %s: content cache of %llu KiB from now on\n",
+	pr_info("%s: content cache of %llu KiB from now on\n",
 		sbi->sb->s_id, bytes >> 10);
 	return 0;
 }
@@ -426,8 +460,9 @@ static int scfs_reconfigure(struct fs_context *fc)
 	if ((o->lower && strcmp(o->lower, sbi->opts.lower)) ||
 	    (o->server && strcmp(o->server, sbi->opts.server)) ||
 	    (o->csi_port && o->csi_port != sbi->opts.csi_port) ||
+	    (o->csi_timeo && o->csi_timeo != sbi->opts.csi_timeo) ||
 	    (o->peer && (!sbi->opts.peer || strcmp(o->peer, sbi->opts.peer))))
-		return invalfc(fc, "remount may change cache= only; unmount to change lower=, server=, csi_port= or peer=");
+		return invalfc(fc, "remount may change cache= only; unmount to change lower=, server=, csi_port=, csi_timeo= or peer=");
 	if (!o->cache_bytes || o->cache_bytes == sbi->opts.cache_bytes)
 		return 0;
 	return scfs_resize_cache(sbi, o->cache_bytes);
@@ -458,6 +493,7 @@ static int scfs_init_fs_context(struct fs_context *fc)
 		return -ENOMEM;
 	if (fc->purpose != FS_CONTEXT_FOR_RECONFIGURE) {
 		o->cache_bytes = SCFS_CACHE_DEFAULT;
+		o->csi_timeo = SCFS_CSI_TIMEO_DEFAULT;
 		o->variant = SC_VARIANT_SEACACHE;
 		o->policy = kstrdup(SC_HOST_POLICY_DEFAULT, GFP_KERNEL);
 		if (!o->policy) {

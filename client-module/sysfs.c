@@ -55,6 +55,9 @@ SCFS_STAT(readahead_blocks, SCFS_HOST, struct sc_host_stats,
 	  readahead_blocks);
 SCFS_STAT(delegations, SCFS_HOST, struct sc_host_stats, delegations);
 SCFS_STAT(peer_failures, SCFS_HOST, struct sc_host_stats, peer_failures);
+SCFS_STAT(csi_down, SCFS_HOST, struct sc_host_stats, csi_down);
+SCFS_STAT(down_trips, SCFS_HOST, struct sc_host_stats, down_trips);
+SCFS_STAT(down_calls, SCFS_HOST, struct sc_host_stats, down_calls);
 SCFS_STAT(writes, SCFS_HOST, struct sc_host_stats, writes);
 SCFS_STAT(write_blocks, SCFS_HOST, struct sc_host_stats, write_blocks);
 SCFS_STAT(write_hash_blocks, SCFS_HOST, struct sc_host_stats,
@@ -80,6 +83,8 @@ SCFS_STAT(fallback_writes, SCFS_FALLBACK, struct scfs_fallback_stats,
 SCFS_STAT(fallback_write_bytes, SCFS_FALLBACK, struct scfs_fallback_stats,
 	  write_bytes);
 SCFS_STAT(mapped_io, SCFS_FALLBACK, struct scfs_fallback_stats, mapped_io);
+SCFS_STAT(drained_blocks, SCFS_FALLBACK, struct scfs_fallback_stats,
+	  drained_blocks);
 SCFS_STAT(transport_calls, SCFS_TRANSPORT, struct scfs_transport_stats,
 	  calls);
 SCFS_STAT(transport_reconnects, SCFS_TRANSPORT, struct scfs_transport_stats,
@@ -171,12 +176,14 @@ static struct attribute *scfs_attrs[] = {
 	A(blocks_to_peers), A(server_calls), A(hash_only_blocks),
 	A(force_data_blocks), A(pushes_received), A(pushes_used),
 	A(map_calls), A(map_entries), A(maps_used), A(readahead_blocks),
-	A(delegations), A(peer_failures), A(writes), A(write_blocks),
+	A(delegations), A(peer_failures), A(csi_down), A(down_trips),
+	A(down_calls), A(writes), A(write_blocks),
 	A(write_hash_blocks), A(write_data_bytes), A(eviction_notices),
 	A(registrations), A(unstable_blocks), A(memory_bytes), A(cache_blocks),
 	A(cache_evictions), A(cache_shrunk), A(cache_limit),
 	A(eviction_notices_dropped), A(fallback_reads), A(fallback_read_bytes),
 	A(fallback_writes), A(fallback_write_bytes), A(mapped_io),
+	A(drained_blocks),
 	A(transport_calls), A(transport_reconnects), A(transport_timeouts),
 	A(peer_served_bytes), A(peer_refused),
 	&scfs_text_attrs[0], &scfs_text_attrs[1], &scfs_text_attrs[2],

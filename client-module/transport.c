@@ -9,10 +9,15 @@
  * whole on the wire) and sleep, killably and with a deadline, on their
  * own completion.  A receiver kthread per connection reads the replies
  * and completes the call whose xid matches; a reply nobody waits for any
- * more (timed out, killed) is dropped.  A broken connection fails the
- * calls in flight with -ECONNRESET and the next call connects again:
- * calls are never resent here, the host library decides (PROTOCOL.md
- * §6.1).
+ * more (killed) is dropped.  A broken connection fails the calls in
+ * flight with -ECONNRESET and the next call connects again: calls are
+ * never resent here, the host library decides (PROTOCOL.md §6.1).  A
+ * call unanswered by its deadline breaks the connection too, failing the
+ * others on it with -ETIMEDOUT: a server that stopped answering one call
+ * answers none, and a new connection is the way to find out that it is
+ * back.  TCP_USER_TIMEOUT at the same deadline ends a connection whose
+ * bytes the server's stack stopped taking, which keep-alives never probe
+ * while data is unacknowledged.
  *
  * Memory: the callers are VM threads in the middle of file I/O and the
  * receiver serves them, so every allocation here runs in NOFS scope and
@@ -347,6 +352,7 @@ static int conn_open(struct scfs_rpc *rpc, unsigned long deadline,
 	tcp_sock_set_keepidle(sk, SCFS_KEEPIDLE);
 	tcp_sock_set_keepintvl(sk, SCFS_KEEPINTVL);
 	tcp_sock_set_keepcnt(sk, SCFS_KEEPCNT);
+	tcp_sock_set_user_timeout(sk, jiffies_to_msecs(rpc->timeout));
 	/* a blocking connect waits up to sndtimeo; sends use the call's */
 	sk->sk_sndtimeo = left;
 	err = kernel_connect(cn->sock, (struct sockaddr *)&rpc->addr,
@@ -377,7 +383,7 @@ free:
 }
 
 /* The current connection with a reference, connected if need be. */
-static int rpc_get_conn(struct scfs_rpc *rpc, unsigned long deadline,
+static int scfs_rpc_get_conn(struct scfs_rpc *rpc, unsigned long deadline,
 			struct scfs_conn **out)
 {
 	struct scfs_conn *cn, *old = NULL;
@@ -422,7 +428,7 @@ out:
 	return err;
 }
 
-static struct scfs_rpc *rpc_create(const struct sockaddr_storage *addr,
+static struct scfs_rpc *scfs_rpc_create(const struct sockaddr_storage *addr,
 				   u32 prog, size_t max_record,
 				   unsigned int timeout_ms)
 {
@@ -442,7 +448,7 @@ static struct scfs_rpc *rpc_create(const struct sockaddr_storage *addr,
 }
 
 /* Under the lock: a caller holds it until its last access. */
-static bool rpc_idle(struct scfs_rpc *rpc)
+static bool scfs_rpc_idle(struct scfs_rpc *rpc)
 {
 	bool idle;
 
@@ -453,7 +459,7 @@ static bool rpc_idle(struct scfs_rpc *rpc)
 }
 
 /* Fails the calls waiting, waits for every call to return, frees. */
-static void rpc_destroy(struct scfs_rpc *rpc)
+static void scfs_rpc_destroy(struct scfs_rpc *rpc)
 {
 	struct scfs_conn *cn;
 
@@ -466,14 +472,14 @@ static void rpc_destroy(struct scfs_rpc *rpc)
 	if (cn)
 		conn_fail(cn, -ESHUTDOWN);
 	/* a call still connecting returns by its deadline */
-	wait_event(rpc->idle, rpc_idle(rpc));
+	wait_event(rpc->idle, scfs_rpc_idle(rpc));
 	conn_put(rpc->conn);
 	mutex_destroy(&rpc->connect_lock);
 	kfree(rpc);
 }
 
 /* Encode and send the call. */
-static int rpc_send(struct scfs_conn *cn, struct sc_rpc_call_hdr *h,
+static int scfs_rpc_send(struct scfs_conn *cn, struct sc_rpc_call_hdr *h,
 		    const struct csi_proc_info *pi, const void *args)
 {
 	int err = mutex_lock_killable(&cn->send_lock);
@@ -499,7 +505,7 @@ struct scfs_reply {
 	u8 arena[];
 };
 
-static int rpc_decode(const struct csi_proc_info *pi, struct scfs_call *c,
+static int scfs_rpc_decode(const struct csi_proc_info *pi, struct scfs_call *c,
 		      void *res, struct scfs_reply **out)
 {
 	struct scfs_reply *r;
@@ -524,7 +530,7 @@ static int rpc_decode(const struct csi_proc_info *pi, struct scfs_call *c,
 	return 0;
 }
 
-static void rpc_reply_free(struct scfs_reply *r)
+static void scfs_rpc_reply_free(struct scfs_reply *r)
 {
 	if (!r)
 		return;
@@ -537,7 +543,7 @@ static void rpc_reply_free(struct scfs_reply *r)
  * errno: -ETIMEDOUT, -EINTR (fatal signal), -ECONNRESET (the call may or
  * may not have run), -EBADMSG, or the RPC-level refusals of sc_rpc_reply_open.
  */
-static int rpc_call(struct scfs_rpc *rpc, u32 proc, const void *args,
+static int scfs_rpc_call(struct scfs_rpc *rpc, u32 proc, const void *args,
 		    void *res, struct scfs_reply **reply)
 {
 	const struct csi_proc_info *pi = csi_proc_find(rpc->prog, proc);
@@ -573,7 +579,7 @@ static int rpc_call(struct scfs_rpc *rpc, u32 proc, const void *args,
 	 */
 	siginitsetinv(&blocked, sigmask(SIGKILL));
 	sigprocmask(SIG_BLOCK, &blocked, &oldmask);
-	err = rpc_get_conn(rpc, deadline, &cn);
+	err = scfs_rpc_get_conn(rpc, deadline, &cn);
 	if (err) {
 		sigprocmask(SIG_SETMASK, &oldmask, NULL);
 		goto out;
@@ -589,7 +595,7 @@ static int rpc_call(struct scfs_rpc *rpc, u32 proc, const void *args,
 		list_add_tail(&c.node, &cn->calls);
 	spin_unlock(&rpc->lock);
 	if (!err)
-		err = rpc_send(cn, &h, pi, args);
+		err = scfs_rpc_send(cn, &h, pi, args);
 	sigprocmask(SIG_SETMASK, &oldmask, NULL);
 	if (err) {
 		/* unsent, or failed with the connection: not waited for */
@@ -602,16 +608,21 @@ static int rpc_call(struct scfs_rpc *rpc, u32 proc, const void *args,
 	left = left > 0 ?
 	       wait_for_completion_killable_timeout(&c.done, left) : 0;
 	if (left <= 0) {
+		bool waiting;
+
 		spin_lock(&rpc->lock);
-		if (!list_empty(&c.node)) {	/* no reply yet: abandon */
+		waiting = !list_empty(&c.node);
+		if (waiting) {		/* no reply yet: abandon */
 			list_del_init(&c.node);
 			c.err = left ? -EINTR : -ETIMEDOUT;
 		}
 		spin_unlock(&rpc->lock);
+		if (waiting && !left)
+			conn_fail(cn, -ETIMEDOUT);
 	}
 	err = c.err;
 	if (!err)
-		err = rpc_decode(pi, &c, res, reply);
+		err = scfs_rpc_decode(pi, &c, res, reply);
 	kvfree(c.rec);
 put:
 	conn_put(cn);
@@ -622,7 +633,7 @@ out:
 	else if (err)
 		atomic64_inc(&rpc->errors);
 	spin_lock(&rpc->lock);
-	/* the last access: rpc_destroy may free it once active is 0 */
+	/* the last access: scfs_rpc_destroy may free it once active is 0 */
 	if (!--rpc->active && rpc->closing)
 		wake_up(&rpc->idle);
 	spin_unlock(&rpc->lock);
@@ -686,7 +697,7 @@ static struct scfs_rpc *peer_rpc_create(struct scfs_peer_pool *p,
 
 	if (peer_sockaddr(where, &ss))
 		return NULL;
-	return rpc_create(&ss, CSI_PEER_PROG,
+	return scfs_rpc_create(&ss, CSI_PEER_PROG,
 			  p->block_size + SC_PEER_REPLY_SLACK,
 			  SC_PEER_FETCH_TIMEOUT_MS);
 }
@@ -729,7 +740,7 @@ static struct scfs_peer_slot *pool_get(struct scfs_peer_pool *p,
 	if (k)
 		k->users++;
 	mutex_unlock(&p->lock);
-	rpc_destroy(gone);
+	scfs_rpc_destroy(gone);
 	return k;
 }
 
@@ -763,7 +774,7 @@ static void pool_free(struct scfs_peer_pool *p)
 	unsigned int i;
 
 	for (i = 0; i < SC_PEER_POOL_SIZE; i++)
-		rpc_destroy(p->slot[i].rpc);
+		scfs_rpc_destroy(p->slot[i].rpc);
 	while (p->nhashers)
 		sc_hasher_free(p->hashers[--p->nhashers]);
 	mutex_destroy(&p->lock);
@@ -789,13 +800,13 @@ static int pool_fetch(struct scfs_peer_pool *p,
 	hs = pool_hasher(p);
 	if (!hs)
 		goto out;
-	err = rpc_call(rpc, CSI_PEER_PROC_READ, &a, &res, &rep);
+	err = scfs_rpc_call(rpc, CSI_PEER_PROC_READ, &a, &res, &rep);
 	if (!err)
 		err = sc_peer_read_take(hs, p->block_size, h, &res, out);
-	rpc_reply_free(rep);
+	scfs_rpc_reply_free(rep);
 out:
 	if (!k)
-		rpc_destroy(rpc);
+		scfs_rpc_destroy(rpc);
 	pool_put(p, k, hs);
 	return err;
 }
@@ -814,12 +825,12 @@ static int tr_call(void *ctx, u32 proc, const void *args, void *res,
 {
 	struct scfs_transport *t = ctx;
 
-	return rpc_call(t->csi, proc, args, res, (struct scfs_reply **)reply);
+	return scfs_rpc_call(t->csi, proc, args, res, (struct scfs_reply **)reply);
 }
 
 static void tr_release(void *ctx, void *reply)
 {
-	rpc_reply_free(reply);
+	scfs_rpc_reply_free(reply);
 }
 
 static int tr_peer_fetch(void *ctx, const struct csi_peer_addr *where,
@@ -844,7 +855,7 @@ static void tr_identity(void *ctx, u64 host, u64 epoch,
 		return;
 	nofs = memalloc_nofs_save();
 	if (scfs_peer_server_set_identity(t->peer, host, epoch, secret))
-		pr_err_ratelimited("seacache: peer server: no memory for the new identity: tokens fail until the next HELLO\n");
+		pr_err_ratelimited("peer server: no memory for the new identity: tokens fail until the next HELLO\n");
 	memalloc_nofs_restore(nofs);
 }
 
@@ -886,7 +897,7 @@ int scfs_transport_create(const struct sockaddr_storage *server,
 		return -ENOMEM;
 	mutex_init(&t->pool.lock);
 	t->pool.block_size = block_size;
-	t->csi = rpc_create(server, CSI_PROG, SC_RPC_MAX_RECORD_DEFAULT,
+	t->csi = scfs_rpc_create(server, CSI_PROG, SC_RPC_MAX_RECORD_DEFAULT,
 			    timeout_ms);
 	err = t->csi ? 0 : -ENOMEM;
 	if (!err && peer_listen && !peer_addr_of(peer_listen, &t->peer_addr))
@@ -943,6 +954,6 @@ void scfs_transport_destroy(struct scfs_transport *t)
 	if (t->peer)
 		scfs_peer_server_stop(t->peer);
 	pool_free(&t->pool);
-	rpc_destroy(t->csi);
+	scfs_rpc_destroy(t->csi);
 	kfree(t);
 }

@@ -76,12 +76,22 @@ int scfs_lower_getattr(struct inode *inode, const struct path *lower,
 	return err;
 }
 
+/* Where sc_host_pins_drain puts a file's unstable blocks. */
+struct scfs_drain {
+	struct file *lower;
+	struct scfs_fallback_stats *fb;
+};
+
 static int scfs_put_lower(void *ctx, u64 off, const void *data, u32 len)
 {
+	struct scfs_drain *d = ctx;
 	loff_t pos = off;
-	ssize_t n = kernel_write(ctx, data, len, &pos);
+	ssize_t n = kernel_write(d->lower, data, len, &pos);
 
-	return n == len ? 0 : n < 0 ? n : -EIO;
+	if (n != len)
+		return n < 0 ? n : -EIO;
+	atomic64_inc(&d->fb->drained_blocks);
+	return 0;
 }
 
 /*
@@ -91,28 +101,67 @@ static int scfs_put_lower(void *ctx, u64 off, const void *data, u32 len)
  * NFS writes now.  They are committed through CSI, or if the service
  * cannot be reached, written through the lower file and flushed.
  */
-int scfs_settle(struct dentry *dentry)
+static int scfs_settle_host(struct dentry *dentry, struct sc_host *host)
 {
 	u64 id = scfs_fileid(d_inode(dentry));
+	struct scfs_drain d = { .fb = &scfs_sb(dentry->d_sb)->fb };
+	int err = sc_host_commit(host, id);
+
+	if (err && scfs_fallback_err(err)) {
+		d.lower = scfs_open_lower(dentry, O_WRONLY);
+		err = PTR_ERR_OR_ZERO(d.lower);
+		if (!err) {
+			err = sc_host_pins_drain(host, id, scfs_put_lower, &d);
+			if (!err)
+				err = vfs_fsync(d.lower, 1);
+			fput(d.lower);
+		}
+	}
+	return err;
+}
+
+int scfs_settle(struct dentry *dentry)
+{
 	struct sc_host *host;
-	struct file *lower;
 	int idx, err = 0;
 
 	host = scfs_host_enter(dentry->d_sb, &idx);
 	if (host)
-		err = sc_host_commit(host, id);
-	if (err && scfs_fallback_err(err)) {
-		lower = scfs_open_lower(dentry, O_WRONLY);
-		err = PTR_ERR_OR_ZERO(lower);
-		if (!err) {
-			err = sc_host_pins_drain(host, id, scfs_put_lower,
-						 lower);
-			if (!err)
-				err = vfs_fsync(lower, 1);
-			fput(lower);
-		}
-	}
+		err = scfs_settle_host(dentry, host);
 	scfs_host_exit(idx);
+	return err;
+}
+
+int scfs_settle_all(struct super_block *sb, struct sc_host *host)
+{
+	struct inode *inode, *done = NULL;
+	struct dentry *alias;
+	int err = 0, e;
+	bool skip;
+
+	spin_lock(&sb->s_inode_list_lock);
+	list_for_each_entry(inode, &sb->s_inodes, i_sb_list) {
+		spin_lock(&inode->i_lock);
+		skip = (inode->i_state & (I_NEW | I_FREEING | I_WILL_FREE)) ||
+		       !S_ISREG(inode->i_mode);
+		spin_unlock(&inode->i_lock);
+		if (skip || !igrab(inode))
+			continue;
+		spin_unlock(&sb->s_inode_list_lock);
+		/* the reference keeps inode on the list while we walk on */
+		iput(done);
+		done = inode;
+		alias = d_find_alias(inode);
+		if (alias) {
+			e = scfs_settle_host(alias, host);
+			dput(alias);
+			err = err ? err : e;
+		}
+		cond_resched();
+		spin_lock(&sb->s_inode_list_lock);
+	}
+	spin_unlock(&sb->s_inode_list_lock);
+	iput(done);
 	return err;
 }
 

@@ -41,6 +41,7 @@ int sc_host_create(const struct sc_host_config *cfg, struct sc_host **out)
 	sc_waitq_init(&h->map_done);
 	h->tr = cfg->tr;
 	h->io_retries = cfg->io_retries ? cfg->io_retries : HOST_IO_RETRIES;
+	h->fail_fast = cfg->fail_fast;
 	sc_memcpy(h->uuid, cfg->uuid, sizeof(h->uuid));
 	nl = cfg->name ? sc_strlen(cfg->name) : 0;
 	if (nl > CSI_MAX_NAME)
@@ -143,6 +144,8 @@ static int host_idle(struct sc_host *h)
 	uint64_t quiet;
 	int err;
 
+	if (host_down(h))
+		return host_probe(h);
 	err = host_flush(h, 0);
 	if (err)
 		return err;
@@ -244,6 +247,7 @@ void sc_host_get_stats(struct sc_host *h, struct sc_host_stats *st)
 	sc_mutex_lock(&h->lock);
 	*st = h->st;
 	st->pinned_blocks = h->npins;
+	st->csi_down = h->down;
 	st->mem_bytes = cs.mem_bytes + sizeof(*h) +
 			(uint64_t)h->nq_cap * sizeof(*h->nq) +
 			(uint64_t)h->npins * (sizeof(struct host_pin) + h->bs);

@@ -88,8 +88,52 @@ static unsigned int backoff_next(unsigned int ms, unsigned int max)
 	return ms * 2 > max ? max : ms * 2;
 }
 
-int host_call(struct sc_host *h, uint32_t proc, struct csi_reqhdr *hdr,
-	      const void *args, void *res, struct host_call *c)
+/* ---- the breaker (host.h: fail_fast) ---- */
+
+bool host_down(struct sc_host *h)
+{
+	bool down;
+
+	sc_mutex_lock(&h->lock);
+	down = h->down;
+	sc_mutex_unlock(&h->lock);
+	return down;
+}
+
+/* No reply: from now on no call goes out but the probe's. */
+static void breaker_trip(struct sc_host *h, int err)
+{
+	bool was;
+
+	sc_mutex_lock(&h->lock);
+	was = h->down;
+	h->down = true;
+	if (!was)
+		h->st.down_trips++;
+	sc_mutex_unlock(&h->lock);
+	if (!was)
+		sc_log_err_ratelimited("host %s: the CSI service did not answer (%d): I/O goes around it until it does",
+				       h->name, err);
+}
+
+static void breaker_close(struct sc_host *h)
+{
+	bool was;
+
+	sc_mutex_lock(&h->lock);
+	was = h->down;
+	h->down = false;
+	sc_mutex_unlock(&h->lock);
+	if (was)
+		sc_log_warn_ratelimited("host %s: the CSI service answers again",
+					h->name);
+}
+
+static int register_as(struct sc_host *h, uint64_t seen_gen, bool probe);
+
+/* host_call; a probe goes out with the service marked down. */
+static int call(struct sc_host *h, uint32_t proc, struct csi_reqhdr *hdr,
+		const void *args, void *res, struct host_call *c, bool probe)
 {
 	unsigned int io = 0, busy = 0, reg = 0;
 	unsigned int io_ms = HOST_BACKOFF_MIN_MS, busy_ms = HOST_BACKOFF_MIN_MS;
@@ -102,6 +146,11 @@ int host_call(struct sc_host *h, uint32_t proc, struct csi_reqhdr *hdr,
 
 	for (;;) {
 		sc_mutex_lock(&h->lock);
+		if (h->down && !probe) {
+			h->st.down_calls++;
+			sc_mutex_unlock(&h->lock);
+			return -SC_EIO;
+		}
 		r = h->reg;
 		gen = h->reg_gen;
 		batch = hdr && h->tracked ?
@@ -126,6 +175,17 @@ int host_call(struct sc_host *h, uint32_t proc, struct csi_reqhdr *hdr,
 		}
 		if (err) {
 			nq_return(h, batch, nb, gen);
+			if (err == -SC_EINTR)
+				return err;
+			/*
+			 * The deadline passed: another try would wait as
+			 * long again, so a fail_fast host goes around now.
+			 */
+			if (h->fail_fast &&
+			    (err == -SC_ETIMEDOUT || io >= h->io_retries)) {
+				breaker_trip(h, err);
+				return -SC_EIO;
+			}
 			if (++io > h->io_retries) {
 				sc_log_err_ratelimited("host %s: no reply from the server after %u tries (%d)",
 						       h->name, io, err);
@@ -137,6 +197,8 @@ int host_call(struct sc_host *h, uint32_t proc, struct csi_reqhdr *hdr,
 			io_ms = backoff_next(io_ms, HOST_IO_BACKOFF_MAX_MS);
 			continue;
 		}
+		if (probe)
+			breaker_close(h);
 		status = *(const uint32_t *)res;
 		if (hdr && (status == CSI_ERR_BAD_EPOCH ||
 			    status == CSI_ERR_UNKNOWN_HOST)) {
@@ -145,7 +207,7 @@ int host_call(struct sc_host *h, uint32_t proc, struct csi_reqhdr *hdr,
 			h->tr.release(h->tr.ctx, reply);
 			if (++reg > HOST_REG_RETRIES)
 				return host_proto_err(h, "registration refused right after HELLO");
-			err = host_register(h, gen);
+			err = register_as(h, gen, probe);
 			if (err)
 				return err;
 			continue;
@@ -172,6 +234,12 @@ int host_call(struct sc_host *h, uint32_t proc, struct csi_reqhdr *hdr,
 	}
 }
 
+int host_call(struct sc_host *h, uint32_t proc, struct csi_reqhdr *hdr,
+	      const void *args, void *res, struct host_call *c)
+{
+	return call(h, proc, hdr, args, res, c, false);
+}
+
 void host_release(struct sc_host *h, struct host_call *c)
 {
 	h->tr.release(h->tr.ctx, c->reply);
@@ -196,7 +264,7 @@ static bool hello_ok(struct sc_host *h, const struct csi_hello_res *r)
  * epoch drops every mapping (§6.2 item 3) and makes the unstable blocks
  * stale (item 5); any HELLO drops the queued notices (§4 item 10).
  */
-int host_register(struct sc_host *h, uint64_t seen_gen)
+static int register_as(struct sc_host *h, uint64_t seen_gen, bool probe)
 {
 	struct csi_hello_args a;
 	struct csi_hello_res r;
@@ -222,7 +290,7 @@ int host_register(struct sc_host *h, uint64_t seen_gen)
 	a.cache_bytes = (uint64_t)h->cache_blocks *
 			(h->bs ? h->bs : SC_BLOCK_SIZE_DEFAULT);
 	a.features = h->requested;
-	err = host_call(h, CSI_PROC_HELLO, NULL, &a, &r, &c);
+	err = call(h, CSI_PROC_HELLO, NULL, &a, &r, &c, probe);
 	if (err)
 		goto out;
 	err = host_status_err(c.status);
@@ -271,19 +339,35 @@ out:
 	return err;
 }
 
-int host_evict(struct sc_host *h)
+int host_register(struct sc_host *h, uint64_t seen_gen)
+{
+	return register_as(h, seen_gen, false);
+}
+
+static int evict(struct sc_host *h, bool probe)
 {
 	struct csi_evict_args a = { 0 };
 	struct csi_evict_res r;
 	struct host_call c;
 	int err;
 
-	err = host_call(h, CSI_PROC_EVICT, &a.hdr, &a, &r, &c);
+	err = call(h, CSI_PROC_EVICT, &a.hdr, &a, &r, &c, probe);
 	if (err)
 		return err;
 	host_release(h, &c);
 	/* BUSY still applied the notices (§7.6) */
 	return c.status == CSI_ERR_BUSY ? 0 : host_status_err(c.status);
+}
+
+int host_evict(struct sc_host *h)
+{
+	return evict(h, false);
+}
+
+int host_probe(struct sc_host *h)
+{
+	/* any reply closes the breaker (call), an error status's too */
+	return host_down(h) ? evict(h, true) : 0;
 }
 
 int host_flush(struct sc_host *h, uint32_t keep)

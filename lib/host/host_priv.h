@@ -66,6 +66,7 @@ struct sc_host {
 	uint32_t bs;		/* B, fixed by the first HELLO */
 	uint32_t bshift;	/* log2(bs): offsets to blocks by shifts */
 	uint32_t io_retries;	/* a call's tries after transport errors */
+	bool fail_fast;		/* host.h */
 	struct sc_hostcache *hc;
 
 	struct sc_mutex hello_lock;
@@ -78,6 +79,7 @@ struct sc_host {
 	struct sc_hash *nq;	/* eviction notices, a ring */
 	uint32_t nq_cap, nq_head, nq_len;
 	uint64_t last_send_ms;
+	bool down;		/* fail_fast: no call goes out but a probe */
 	struct host_pin *pins, *pins_tail;
 	uint32_t npins, stale_pins;	/* stale: of an earlier epoch */
 	uint64_t pin_seq;
@@ -184,6 +186,13 @@ int host_register(struct sc_host *h, uint64_t seen_gen);
 void host_notice(struct sc_host *h, const struct sc_hash *hash);
 /* One EVICT: the queued notices, or the keep-alive (§5.3, §7.6). */
 int host_evict(struct sc_host *h);
+/*
+ * The service is marked down (fail_fast): one EVICT that may go out
+ * anyway, and the service up again if it is answered.  0 when up.
+ */
+int host_probe(struct sc_host *h);
+/* Is the service marked down? */
+bool host_down(struct sc_host *h);
 /* Send EVICT while more than keep notices are queued. */
 int host_flush(struct sc_host *h, uint32_t keep);
 

@@ -74,6 +74,8 @@ struct ft {
 	struct sc_host_transport inner;
 	pthread_mutex_t lock;
 	int fail;		/* next calls: no reply */
+	bool silent;		/* calls: no reply by the deadline */
+	uint32_t silent_calls;	/* calls that met the silence */
 	int busy;		/* next calls: BUSY, not sent */
 	bool strip;		/* notices never reach the server */
 	bool bad_token;		/* tokens corrupted before a peer read */
@@ -123,6 +125,11 @@ static int ft_call(void *ctx, uint32_t proc, const void *args, void *res,
 	int err;
 
 	pthread_mutex_lock(&f->lock);
+	if (f->silent) {
+		f->silent_calls++;
+		pthread_mutex_unlock(&f->lock);
+		return -ETIMEDOUT;
+	}
 	fail = f->fail > 0;
 	f->fail -= fail;
 	busy = !fail && f->busy > 0;
@@ -253,6 +260,8 @@ enum { PEER_NONE, PEER_SERVE, PEER_DEAD };
  * over a transport without peer_fetch_many (the kernel's).
  */
 static bool th_one_by_one;
+/* set: th_new's hosts are fail_fast, as the kernel's, with 3 tries */
+static bool th_fail_fast;
 
 static struct th *th_new(uint8_t uuid, enum sc_variant v,
 			 uint32_t cache_blocks, int peer)
@@ -264,7 +273,9 @@ static struct th *th_new(uint8_t uuid, enum sc_variant v,
 							 "127.0.0.1" : NULL,
 					    .block_size = BS };
 	struct sc_host_config c = { .variant = v,
-				    .cache_blocks = cache_blocks };
+				    .cache_blocks = cache_blocks,
+				    .fail_fast = th_fail_fast,
+				    .io_retries = th_fail_fast ? 3 : 0 };
 	struct th *t = calloc(1, sizeof(*t));
 	char name[32];
 
@@ -1224,6 +1235,69 @@ static void test_faults(void **state)
 	th_free(t);
 }
 
+static uint32_t silent_calls(struct th *t)
+{
+	uint32_t n;
+
+	pthread_mutex_lock(&t->ft.lock);
+	n = t->ft.silent_calls;
+	pthread_mutex_unlock(&t->ft.lock);
+	return n;
+}
+
+/*
+ * fail_fast (a kernel host's): a call with no reply by its deadline marks
+ * the service down, and is not tried again; every later call fails at
+ * once without going out, until sc_host_idle's probe is answered.  A
+ * service that refuses connections trips it after the tries.
+ */
+static void test_fail_fast(void **state)
+{
+	struct csi_fileattr a;
+	struct sc_host_stats s;
+	struct th *t;
+	uint8_t buf[BS];
+
+	(void)state;
+	th_fail_fast = true;
+	t = th_new(0x3a, SC_VARIANT_TRACKER, 64, PEER_NONE);
+	th_fail_fast = false;
+	check_read(t, base_id, base, FSIZE, 0, 4 * BS);
+	t->ft.silent = true;
+	/* not mapped on this host yet: a call */
+	assert_int_equal(sc_host_read(t->h, clone_id, 0, buf, BS), -EIO);
+	assert_int_equal(silent_calls(t), 1);
+	s = th_stats(t);
+	assert_int_equal(s.down_trips, 1);
+	assert_int_equal(s.csi_down, 1);
+	assert_int_equal(sc_host_read(t->h, clone_id, 20 * BS, buf, BS),
+			 -EIO);
+	assert_int_equal(sc_host_getattr(t->h, clone_id, &a), -EIO);
+	assert_int_equal(silent_calls(t), 1);
+	assert_true(th_stats(t).down_calls >= 2);
+	/* the probe goes out, meets the silence, and the service stays down */
+	assert_int_not_equal(sc_host_idle(t->h), 0);
+	assert_int_equal(silent_calls(t), 2);
+	assert_int_equal(th_stats(t).csi_down, 1);
+	t->ft.silent = false;
+	assert_int_equal(sc_host_idle(t->h), 0);
+	assert_int_equal(th_stats(t).csi_down, 0);
+	check_read(t, clone_id, clone_bytes, FSIZE, 0, FSIZE);
+	/* refused connections: down after the 1 + 3 tries */
+	t->ft.fail = 100;
+	assert_int_equal(sc_host_getattr(t->h, base_id, &a), -EIO);
+	assert_int_equal(sc_host_getattr(t->h, base_id, &a), -EIO);
+	s = th_stats(t);
+	assert_int_equal(s.down_trips, 2);
+	assert_int_equal(s.csi_down, 1);
+	assert_int_equal(t->ft.fail, 100 - 4);
+	t->ft.fail = 0;
+	assert_int_equal(sc_host_idle(t->h), 0);
+	assert_int_equal(th_stats(t).csi_down, 0);
+	check_read(t, base_id, base, FSIZE, 0, FSIZE);
+	th_free(t);
+}
+
 /* A small cache: every eviction is told, never more than max_evict. */
 static void test_notices(void **state)
 {
@@ -1622,6 +1696,7 @@ int main(void)
 		cmocka_unit_test(test_map_clones),
 		cmocka_unit_test(test_map_fresh),
 		cmocka_unit_test(test_readahead),
+		cmocka_unit_test(test_fail_fast),
 		cmocka_unit_test(test_faults),
 		cmocka_unit_test(test_notices),
 		cmocka_unit_test(test_shrink),

@@ -192,12 +192,12 @@ static inline u64 sc_clock_us(void)
 	return ktime_to_us(ktime_get());
 }
 
-#define sc_log_err(fmt, ...) pr_err("seacache: " fmt "\n", ##__VA_ARGS__)
-#define sc_log_warn(fmt, ...) pr_warn("seacache: " fmt "\n", ##__VA_ARGS__)
-#define sc_log_info(fmt, ...) pr_info("seacache: " fmt "\n", ##__VA_ARGS__)
+#define sc_log_err(fmt, ...) pr_err(fmt "\n", ##__VA_ARGS__)
+#define sc_log_warn(fmt, ...) pr_warn(fmt "\n", ##__VA_ARGS__)
+#define sc_log_info(fmt, ...) pr_info(fmt "\n", ##__VA_ARGS__)
 #define sc_log_err_ratelimited(fmt, ...) \
-	pr_err_ratelimited("seacache: " fmt "\n", ##__VA_ARGS__)
+	pr_err_ratelimited(fmt "\n", ##__VA_ARGS__)
 #define sc_log_warn_ratelimited(fmt, ...) \
-	pr_warn_ratelimited("seacache: " fmt "\n", ##__VA_ARGS__)
+	pr_warn_ratelimited(fmt "\n", ##__VA_ARGS__)
 
 #endif /* SC_ENV_KERNEL_H */

@@ -76,6 +76,11 @@
 #define SC_RPC_MAX_RECORD_DEFAULT (17u << 20)
 /* A host's CSI call fails after this long without its reply (ms). */
 #define SC_CSI_CALL_TIMEOUT_MS 30000
+/*
+ * ... a host's that has somewhere else to go (fail_fast in host.h: a
+ * kernel host's NFS mount): a silent service costs a VM this once.
+ */
+#define SC_CSI_FALLBACK_TIMEOUT_MS 5000
 /* A peer read gives up fast (ms): the server has the block too. */
 #define SC_PEER_FETCH_TIMEOUT_MS 1000
 /*

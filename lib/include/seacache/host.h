@@ -110,6 +110,15 @@ struct sc_host_config {
 	 * sets few.
 	 */
 	uint32_t io_retries;
+	/*
+	 * For a host that has somewhere else to go: a call the server did
+	 * not answer by the transport's deadline (or after io_retries
+	 * failed connections) marks the service down, and from then on
+	 * every call fails at once with -EIO, without waiting, until
+	 * sc_host_idle's probe is answered.  So a silent server costs a VM
+	 * one deadline, not one per I/O and try.
+	 */
+	bool fail_fast;
 	struct sc_host_transport tr;
 };
 
@@ -175,6 +184,9 @@ struct sc_host_stats {
 	uint64_t notices_sent;
 	uint64_t notices_dropped;	/* lost to a full queue (bandwidth) */
 	uint64_t registrations;		/* HELLOs that succeeded */
+	/* fail_fast: times the service was marked down, calls failed so */
+	uint64_t down_trips, down_calls;
+	uint64_t csi_down;		/* marked down now (gauge, 0 or 1) */
 	uint64_t files_dropped;		/* mappings dropped on a change id */
 	uint64_t pinned_blocks;		/* unstable blocks kept (gauge) */
 	uint64_t mem_bytes;		/* all the host holds, cache included */
@@ -229,7 +241,12 @@ int sc_host_commit_all(struct sc_host *h);
  */
 void sc_host_forget_file(struct sc_host *h, uint64_t file);
 
-/* Sends queued eviction notices (and renews the lease) when idle. */
+/*
+ * Sends queued eviction notices (and renews the lease) when idle; with
+ * the service marked down (fail_fast), one probe of it instead (an
+ * EVICT), which brings it back when answered.  Call it about every
+ * second.
+ */
 int sc_host_idle(struct sc_host *h);
 
 /*

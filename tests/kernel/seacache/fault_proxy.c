@@ -7,7 +7,8 @@
  * is back.  In the guest (a static program): it joins the loopback
  * addresses the CSI service knows hosts by to QEMU's user network.
  *
- *   scfs-fault-proxy [ADDR:]PORT [ADDR:]TARGET_PORT [MANGLE_FROM | forge]
+ *   scfs-fault-proxy [ADDR:]PORT [ADDR:]TARGET_PORT [MANGLE_FROM | forge |
+ *                    slow=MS]
  *
  * Listens on ADDR:PORT (default 127.0.0.1) and relays every connection to
  * ADDR:TARGET_PORT (default 127.0.0.1).  With MANGLE_FROM = N >= 1, the
@@ -20,18 +21,25 @@
  * The random bytes are seeded: the same run mangles the same way.
  * With "forge", the last byte of every request record is flipped: in a
  * PEER_READ, the token's MAC (its last field), a forged token.
+ * With "slow=MS", every reply record is held MS milliseconds before it
+ * goes on: a server that answers late.
+ * SIGUSR1 makes it silent: the connections stay up, requests still reach
+ * the server, and every reply is held (new connections too) until
+ * SIGUSR2, which lets them go on.
  * "ready" is printed on stdout once the port listens.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 /* xid, msg_type, reply_stat, verifier flavor and length, accept_stat */
@@ -42,6 +50,8 @@
 static struct sockaddr_in target;
 static unsigned long mangle_from;	/* 0: replies as they are */
 static int forge;			/* requests with a flipped last byte */
+static unsigned long slow_ms;		/* each reply held this long */
+static atomic_int silent;		/* SIGUSR1 .. SIGUSR2 */
 static atomic_ulong replies;
 
 struct conn {
@@ -147,9 +157,28 @@ static uint32_t edit_request(uint8_t *rec, uint32_t len)
 	return len;
 }
 
+static void sleep_ms(unsigned long ms)
+{
+	struct timespec t = { .tv_sec = ms / 1000,
+			      .tv_nsec = (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&t, &t) && errno == EINTR)
+		;
+}
+
+static void on_signal(int sig)
+{
+	atomic_store(&silent, sig == SIGUSR1);
+}
+
 static uint32_t edit_reply(uint8_t *rec, uint32_t len)
 {
 	unsigned long k;
+
+	if (slow_ms)
+		sleep_ms(slow_ms);
+	while (atomic_load(&silent))
+		sleep_ms(20);
 
 	if (!mangle_from)
 		return len;
@@ -222,15 +251,19 @@ int main(int argc, char **argv)
 	int one = 1, lfd;
 
 	if (argc < 3 || argc > 4) {
-		fprintf(stderr, "usage: scfs-fault-proxy [ADDR:]PORT [ADDR:]TARGET_PORT [MANGLE_FROM | forge]\n");
+		fprintf(stderr, "usage: scfs-fault-proxy [ADDR:]PORT [ADDR:]TARGET_PORT [MANGLE_FROM | forge | slow=MS]\n");
 		return 2;
 	}
 	addr_arg(argv[1], &a);
 	addr_arg(argv[2], &target);
 	if (argc == 4 && !strcmp(argv[3], "forge"))
 		forge = 1;
+	else if (argc == 4 && !strncmp(argv[3], "slow=", 5))
+		slow_ms = strtoul(argv[3] + 5, NULL, 10);
 	else if (argc == 4)
 		mangle_from = strtoul(argv[3], NULL, 10);
+	signal(SIGUSR1, on_signal);
+	signal(SIGUSR2, on_signal);
 	lfd = socket(AF_INET, SOCK_STREAM, 0);
 	if (lfd < 0 ||
 	    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||

@@ -23,6 +23,10 @@
 #   csi-restart               the CSI service restarted (a new epoch; ganesha
 #                             restarts as a whole, NFS clients recover)
 #   csi-stop / csi-start      the plain relay killed / started again
+#   csi-silent / csi-speak    the plain relay holds every reply, the
+#                             connections up / lets them go on
+#   csi-slow MS               the plain relay started again holding each
+#                             reply MS milliseconds (csi-start: not)
 #   nfs-write NAME SEED SIZE  the image scfs-check makes from SEED, of SIZE
 #                             bytes, written to NAME by this NFS client
 #   peer-serve PATTERN        a seacache-host here reads the file PATTERN
@@ -118,10 +122,14 @@ host_do() {
 		kill "$plain"
 		wait "$plain" 2>/dev/null || true
 		;;
-	csi-start)
-		start_relay $((CSI_PORT + 1)) 0
+	csi-start | csi-slow)
+		kill "$plain" 2>/dev/null || true	# gone after csi-stop
+		wait "$plain" 2>/dev/null || true
+		start_relay $((CSI_PORT + 1)) "${2:+slow=}${2:-0}"
 		plain=$relay
 		;;
+	csi-silent) kill -USR1 "$plain" ;;
+	csi-speak) kill -USR2 "$plain" ;;
 	nfs-write)	# nfs-cp creates only: seacache-host overwrites
 		mkdir -p "$work/write"
 		"$check" image "$3" "$4" "$work/write/$2"

@@ -15,6 +15,10 @@
  *   scfs-check image SEED SIZE OUT [CLONE_SEED PERMILLE]
  *       a seeded image of SIZE bytes, or a clone of it with PERMILLE of its
  *       4 KiB blocks rewritten (seeded by CLONE_SEED).
+ *   scfs-check hold SEED SIZE OUT UNTIL
+ *       the image of SEED written to OUT, which then stays open (a close
+ *       would commit its unstable writes) until the file UNTIL exists;
+ *       "written" on stdout once the bytes are.
  *   scfs-check bench FILE BLOCK COUNT [direct]
  *       COUNT random reads of BLOCK bytes from FILE (O_DIRECT if asked);
  *       prints the MB/s.
@@ -415,7 +419,8 @@ static int cmd_mmap(const char *path)
 }
 
 static int cmd_image(uint64_t seed, uint64_t size, const char *out,
-		     uint64_t clone_seed, unsigned int permille)
+		     uint64_t clone_seed, unsigned int permille,
+		     const char *hold_until)
 {
 	uint8_t *buf = xalloc(BS);
 	uint64_t s = seed, c = clone_seed, off;
@@ -431,6 +436,12 @@ static int cmd_image(uint64_t seed, uint64_t size, const char *out,
 			rng_fill(&c, buf, BS);
 		if (full_io(fd, buf, n, off, true) != (ssize_t)n)
 			die("write");
+	}
+	if (hold_until) {
+		printf("written\n");
+		fflush(stdout);
+		while (access(hold_until, F_OK))
+			usleep(100000);
 	}
 	if (close(fd))
 		die("close");
@@ -518,7 +529,10 @@ int main(int argc, char **argv)
 	if ((argc == 5 || argc == 7) && !strcmp(argv[1], "image"))
 		return cmd_image(num(argv[2]), num(argv[3]), argv[4],
 				 argc == 7 ? num(argv[5]) : 0,
-				 argc == 7 ? num(argv[6]) : 0);
+				 argc == 7 ? num(argv[6]) : 0, NULL);
+	if (argc == 6 && !strcmp(argv[1], "hold"))
+		return cmd_image(num(argv[2]), num(argv[3]), argv[4], 0, 0,
+				 argv[5]);
 	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "bench"))
 		return cmd_bench(argv[2], num(argv[3]), num(argv[4]),
 				 argc == 6 && !strcmp(argv[5], "direct"));
@@ -528,6 +542,7 @@ int main(int argc, char **argv)
 		"usage: scfs-check random DIR SEED OPS THREADS MAXSIZE\n"
 		"       scfs-check mmap FILE\n"
 		"       scfs-check image SEED SIZE OUT [CLONE_SEED PERMILLE]\n"
+		"       scfs-check hold SEED SIZE OUT UNTIL\n"
 		"       scfs-check bench FILE BLOCK COUNT [direct]\n"
 		"       scfs-check seq FILE BLOCK\n");
 	return 2;
