@@ -66,7 +66,7 @@ static int scfs_open(struct inode *inode, struct file *file)
 	host = scfs_host_enter(inode->i_sb, &idx);
 	if (host && !test_bit(SCFS_MAPPED, &scfs_i(inode)->flags))
 		sc_host_getattr(host, scfs_fileid(inode), &attr);
-	scfs_host_exit(idx);
+	scfs_host_exit(inode->i_sb, idx);
 	return 0;
 }
 
@@ -126,7 +126,7 @@ static ssize_t scfs_read_chunk(struct file *file, void *buf, size_t len,
 	host = scfs_host_enter(inode->i_sb, &idx);
 	if (host)
 		n = sc_host_read(host, scfs_fileid(inode), pos, buf, len);
-	scfs_host_exit(idx);
+	scfs_host_exit(inode->i_sb, idx);
 	if (n >= 0 || !scfs_fallback_err(n))
 		return n;
 	n = scfs_settle(file->f_path.dentry);
@@ -231,7 +231,7 @@ static ssize_t scfs_write_chunk(struct file *file, const void *buf,
 	 */
 	if (host && n < 0 && scfs_fallback_err(n))
 		sc_host_forget_file(host, scfs_fileid(inode));
-	scfs_host_exit(idx);
+	scfs_host_exit(inode->i_sb, idx);
 	*csi = n >= 0;
 	if (n >= 0 || !scfs_fallback_err(n))
 		return n;
@@ -271,7 +271,8 @@ static ssize_t scfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 
 	if (iocb->ki_flags & IOCB_NOWAIT)
 		return -EAGAIN;
-	inode_lock(inode);
+	if (scfs_inode_lock_killable(inode))
+		return -EINTR;
 	err = generic_write_checks(iocb, from);
 	if (err <= 0)
 		goto out;
@@ -364,7 +365,7 @@ static int scfs_mmap(struct file *file, struct vm_area_struct *vma)
 		host = scfs_host_enter(inode->i_sb, &idx);
 		if (host)
 			sc_host_forget_file(host, scfs_fileid(inode));
-		scfs_host_exit(idx);
+		scfs_host_exit(inode->i_sb, idx);
 	}
 	scfs_refresh_attr(file);
 	vma_set_file(vma, lower);
@@ -391,14 +392,15 @@ static long scfs_fallocate(struct file *file, int mode, loff_t off,
 	int idx;
 	long err;
 
-	inode_lock(inode);
+	if (scfs_inode_lock_killable(inode))
+		return -EINTR;
 	err = scfs_settle(file->f_path.dentry);
 	if (!err)
 		err = vfs_fallocate(file->private_data, mode, off, len);
 	host = scfs_host_enter(inode->i_sb, &idx);
 	if (!err && host)
 		sc_host_forget_file(host, scfs_fileid(inode));
-	scfs_host_exit(idx);
+	scfs_host_exit(inode->i_sb, idx);
 	inode_unlock(inode);
 	scfs_refresh_attr(file);
 	return err;

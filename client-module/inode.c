@@ -423,7 +423,7 @@ static int scfs_setattr(struct user_namespace *ns, struct dentry *dentry,
 
 		if (host)
 			sc_host_forget_file(host, scfs_fileid(inode));
-		scfs_host_exit(idx);
+		scfs_host_exit(dentry->d_sb, idx);
 		i_size_write(inode, ia->ia_size);
 	}
 	fsstack_copy_attr_all(inode, d_inode(lower));

@@ -20,6 +20,7 @@
 #include <linux/tcp.h>
 #include <linux/timekeeping.h>
 #include <linux/workqueue.h>
+#include <net/net_namespace.h>
 #include <net/sock.h>
 
 #include "seacache.h"
@@ -212,7 +213,8 @@ static int peer_accept(void *arg)
 	return 0;
 }
 
-int scfs_peer_server_start(const struct sockaddr_storage *addr,
+int scfs_peer_server_start(struct net *net,
+			   const struct sockaddr_storage *addr,
 			   u32 block_size, struct scfs_peer_server **out)
 {
 	struct scfs_peer_server *s = kzalloc(sizeof(*s), GFP_KERNEL);
@@ -229,7 +231,7 @@ int scfs_peer_server_start(const struct sockaddr_storage *addr,
 	s->wq = alloc_workqueue("scfs_peer", WQ_UNBOUND, SC_PEER_MAX_CONNS);
 	err = s->wq ? 0 : -ENOMEM;
 	if (!err)
-		err = sock_create_kern(&init_net, addr->ss_family, SOCK_STREAM,
+		err = sock_create_kern(net, addr->ss_family, SOCK_STREAM,
 				       IPPROTO_TCP, &s->lsock);
 	if (err)
 		goto fail;

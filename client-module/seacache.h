@@ -66,11 +66,14 @@ struct scfs_sb_info {
 	struct scfs_options opts;
 	struct scfs_transport *tr;
 	/*
-	 * The host, under scfs_host_srcu; NULL while the CSI service has not
+	 * The host, under host_srcu; NULL while the CSI service has not
 	 * answered HELLO (connect_work retries) and while a remount changes
 	 * the cache: then every I/O goes to the lower NFS file.
 	 */
 	struct sc_host __rcu *host;
+	/* the mount's own: a host's stop waits for this mount's uses only */
+	struct srcu_struct host_srcu;
+	bool host_srcu_ready;
 	struct mutex host_lock;		/* starts and stops of the host */
 	struct delayed_work connect_work;	/* HELLO until it works */
 	unsigned long connect_delay;		/* jiffies, doubling */
@@ -94,18 +97,18 @@ static inline struct scfs_sb_info *scfs_sb(const struct super_block *sb)
  * Never held while touching user memory: a page fault there may need
  * mmap_lock, which scfs_mmap holds when it enters.
  */
-extern struct srcu_struct scfs_host_srcu;
-
 static inline struct sc_host *scfs_host_enter(const struct super_block *sb,
 					      int *idx)
 {
-	*idx = srcu_read_lock(&scfs_host_srcu);
-	return srcu_dereference(scfs_sb(sb)->host, &scfs_host_srcu);
+	struct scfs_sb_info *sbi = scfs_sb(sb);
+
+	*idx = srcu_read_lock(&sbi->host_srcu);
+	return srcu_dereference(sbi->host, &sbi->host_srcu);
 }
 
-static inline void scfs_host_exit(int idx)
+static inline void scfs_host_exit(const struct super_block *sb, int idx)
 {
-	srcu_read_unlock(&scfs_host_srcu, idx);
+	srcu_read_unlock(&scfs_sb(sb)->host_srcu, idx);
 }
 
 /* ---- inode.c ------------------------------------------------------------- */
@@ -167,6 +170,16 @@ static inline u64 scfs_fileid(struct inode *inode)
 	return NFS_FILEID(scfs_lower_inode(inode));
 }
 
+/*
+ * The inode lock of a writer that may then wait for the CSI service (up to
+ * csi_timeo= per call): killable, as NFS waits for its server, so that a
+ * stuck server leaves killable tasks behind, not D-state ones.
+ */
+static inline int scfs_inode_lock_killable(struct inode *inode)
+{
+	return down_write_killable(&inode->i_rwsem);
+}
+
 void scfs_lower_changed(struct inode *inode);
 int scfs_settle(struct dentry *dentry);
 /*
@@ -195,13 +208,15 @@ void scfs_shrinker_unregister(struct super_block *sb);
 struct scfs_transport;
 
 /*
- * A transport to the CSI service at server (IPv4 or IPv6, port set):
+ * A transport to the CSI service at server (IPv4 or IPv6, port set), its
+ * sockets in net (held until destroy: the mount's network namespace):
  * connects lazily, reconnects after a loss, matches pipelined replies to
  * calls by XID, times calls out after timeout_ms.  peer_listen (NULL or
  * port 0: none) is where this host serves PEER_READ; block_size is the
  * size of a peer-fetched block.
  */
-int scfs_transport_create(const struct sockaddr_storage *server,
+int scfs_transport_create(struct net *net,
+			  const struct sockaddr_storage *server,
 			  const struct sockaddr_storage *peer_listen,
 			  u32 block_size, u32 timeout_ms,
 			  struct scfs_transport **out);
@@ -258,8 +273,12 @@ int scfs_rec_recv(struct socket *sock, size_t max_record, u8 **rec,
 /* ---- peer.c: the peer server ------------------------------------------- */
 struct scfs_peer_server;
 
-/* Listens on addr (port set) and serves PEER_READ of block_size blocks. */
-int scfs_peer_server_start(const struct sockaddr_storage *addr,
+/*
+ * Listens on addr (port set) in net and serves PEER_READ of block_size
+ * blocks.
+ */
+int scfs_peer_server_start(struct net *net,
+			   const struct sockaddr_storage *addr,
 			   u32 block_size, struct scfs_peer_server **out);
 /* After a HELLO: the identity whose tokens it accepts from now on. */
 int scfs_peer_server_set_identity(struct scfs_peer_server *s, u64 host,

@@ -33,7 +33,7 @@ static unsigned long scfs_shrink_count(struct shrinker *s,
 	host = scfs_host_enter(sbi->sb, &idx);
 	if (host)
 		n = sc_host_cache_blocks(host);
-	scfs_host_exit(idx);
+	scfs_host_exit(sbi->sb, idx);
 	return n;
 }
 
@@ -55,7 +55,7 @@ static unsigned long scfs_shrink_scan(struct shrinker *s,
 		if (freed)
 			mod_delayed_work(system_wq, &sbi->idle_work, 0);
 	}
-	scfs_host_exit(idx);
+	scfs_host_exit(sbi->sb, idx);
 	return freed;
 }
 

@@ -70,7 +70,7 @@ static void scfs_options_free(struct scfs_options *o)
 }
 
 /* "ADDR" with port, or "ADDR:PORT" / "[V6ADDR]:PORT" into addr. */
-static int scfs_parse_addr(const char *text, u16 port,
+static int scfs_parse_addr(struct net *net, const char *text, u16 port,
 			   struct sockaddr_storage *addr)
 {
 	char host[INET6_ADDRSTRLEN + 2], portstr[8];
@@ -93,7 +93,7 @@ static int scfs_parse_addr(const char *text, u16 port,
 		return -EINVAL;
 	memcpy(host, text, len);
 	host[len] = '\0';
-	return inet_pton_with_scope(&init_net, AF_UNSPEC, host, portstr, addr);
+	return inet_pton_with_scope(net, AF_UNSPEC, host, portstr, addr);
 }
 
 static int scfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
@@ -159,18 +159,16 @@ static int scfs_check_options(struct fs_context *fc, struct scfs_options *o)
 		return invalfc(fc, "lower= is missing: the directory of the NFS mount to stack on");
 	if (!o->server || !o->csi_port)
 		return invalfc(fc, "server= and csi_port= are needed: the CSI service's numeric address and TCP port");
-	if (scfs_parse_addr(o->server, o->csi_port, &o->server_addr))
+	if (scfs_parse_addr(fc->net_ns, o->server, o->csi_port, &o->server_addr))
 		return invalfc(fc, "server=%s: not a numeric IPv4 or IPv6 address",
 			       o->server);
-	if (o->peer && scfs_parse_addr(o->peer, 0, &o->peer_addr))
+	if (o->peer && scfs_parse_addr(fc->net_ns, o->peer, 0, &o->peer_addr))
 		return invalfc(fc, "peer=%s: expected ADDR:PORT (IPv6 as [ADDR]:PORT)",
 			       o->peer);
 	return 0;
 }
 
 /* ---- the host: HELLO until the service answers -------------------------- */
-
-DEFINE_SRCU(scfs_host_srcu);
 
 /* host_lock held. */
 static int scfs_host_start(struct super_block *sb)
@@ -222,7 +220,7 @@ static int scfs_host_stop(struct scfs_sb_info *sbi, bool keep)
 	if (!host)
 		return 0;
 	RCU_INIT_POINTER(sbi->host, NULL);
-	synchronize_srcu(&scfs_host_srcu);
+	synchronize_srcu(&sbi->host_srcu);
 	cancel_delayed_work_sync(&sbi->idle_work);
 	err = scfs_settle_all(sbi->sb, host);
 	/* and the files no inode names any more, through CSI only */
@@ -276,7 +274,7 @@ static void scfs_idle_work(struct work_struct *work)
 		sc_host_idle(host);
 		schedule_delayed_work(&sbi->idle_work, SCFS_IDLE_PERIOD);
 	}
-	scfs_host_exit(idx);
+	scfs_host_exit(sbi->sb, idx);
 }
 
 /* ---- super block --------------------------------------------------------- */
@@ -333,6 +331,10 @@ static int scfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	mutex_init(&sbi->host_lock);
 	INIT_DELAYED_WORK(&sbi->connect_work, scfs_connect_work);
 	INIT_DELAYED_WORK(&sbi->idle_work, scfs_idle_work);
+	err = init_srcu_struct(&sbi->host_srcu);
+	if (err)
+		return err;
+	sbi->host_srcu_ready = true;
 	err = kern_path(sbi->opts.lower, LOOKUP_FOLLOW | LOOKUP_DIRECTORY,
 			&sbi->lower);
 	if (err)
@@ -362,7 +364,7 @@ static int scfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		return -ENOMEM;
 	sb->s_root->d_fsdata = dget(sbi->lower.dentry);
 
-	err = scfs_transport_create(&sbi->opts.server_addr,
+	err = scfs_transport_create(fc->net_ns, &sbi->opts.server_addr,
 				    sbi->opts.peer ? &sbi->opts.peer_addr : NULL,
 				    SC_BLOCK_SIZE_DEFAULT,
 				    sbi->opts.csi_timeo * 100, &sbi->tr);
@@ -403,6 +405,8 @@ static void scfs_kill_sb(struct super_block *sb)
 		return;
 	if (sbi->tr)
 		scfs_transport_destroy(sbi->tr);
+	if (sbi->host_srcu_ready)
+		cleanup_srcu_struct(&sbi->host_srcu);
 	path_put(&sbi->lower);
 	scfs_options_free(&sbi->opts);
 	kfree(sbi);

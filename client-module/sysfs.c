@@ -118,7 +118,7 @@ static ssize_t scfs_stat_show(struct scfs_sb_info *sbi,
 		host = scfs_host_enter(sbi->sb, &idx);
 		if (host)
 			sc_host_get_stats(host, &hs);
-		scfs_host_exit(idx);
+		scfs_host_exit(sbi->sb, idx);
 		base = a->src == SCFS_CACHE ? (void *)&hs.cache.cache : &hs;
 	}
 	v = *(const u64 *)((const char *)base + a->off);

@@ -38,6 +38,7 @@
 #include <linux/slab.h>
 #include <linux/tcp.h>
 #include <linux/wait.h>
+#include <net/net_namespace.h>
 #include <net/sock.h>
 #include <asm/unaligned.h>
 
@@ -225,6 +226,7 @@ struct scfs_conn {
 };
 
 struct scfs_rpc {
+	struct net *net;		/* the transport's reference */
 	struct sockaddr_storage addr;
 	u32 prog;
 	size_t max_record;
@@ -341,7 +343,7 @@ static int conn_open(struct scfs_rpc *rpc, unsigned long deadline,
 	refcount_set(&cn->refs, 1);
 	mutex_init(&cn->send_lock);
 	INIT_LIST_HEAD(&cn->calls);
-	err = sock_create_kern(&init_net, rpc->addr.ss_family, SOCK_STREAM,
+	err = sock_create_kern(rpc->net, rpc->addr.ss_family, SOCK_STREAM,
 			       IPPROTO_TCP, &cn->sock);
 	if (err)
 		goto free;
@@ -428,14 +430,16 @@ out:
 	return err;
 }
 
-static struct scfs_rpc *scfs_rpc_create(const struct sockaddr_storage *addr,
-				   u32 prog, size_t max_record,
-				   unsigned int timeout_ms)
+static struct scfs_rpc *scfs_rpc_create(struct net *net,
+					const struct sockaddr_storage *addr,
+					u32 prog, size_t max_record,
+					unsigned int timeout_ms)
 {
 	struct scfs_rpc *rpc = kzalloc(sizeof(*rpc), GFP_KERNEL);
 
 	if (!rpc)
 		return NULL;
+	rpc->net = net;
 	rpc->addr = *addr;
 	rpc->prog = prog;
 	rpc->max_record = max_record;
@@ -649,6 +653,7 @@ struct scfs_peer_slot {
 };
 
 struct scfs_peer_pool {
+	struct net *net;		/* the transport's reference */
 	struct mutex lock;
 	u32 block_size;
 	struct scfs_peer_slot slot[SC_PEER_POOL_SIZE];
@@ -697,7 +702,7 @@ static struct scfs_rpc *peer_rpc_create(struct scfs_peer_pool *p,
 
 	if (peer_sockaddr(where, &ss))
 		return NULL;
-	return scfs_rpc_create(&ss, CSI_PEER_PROG,
+	return scfs_rpc_create(p->net, &ss, CSI_PEER_PROG,
 			  p->block_size + SC_PEER_REPLY_SLACK,
 			  SC_PEER_FETCH_TIMEOUT_MS);
 }
@@ -814,6 +819,7 @@ out:
 /* ---- the transport ------------------------------------------------------ */
 
 struct scfs_transport {
+	struct net *net;		/* where its sockets are, held */
 	struct scfs_rpc *csi;
 	struct scfs_peer_pool pool;
 	struct scfs_peer_server *peer;	/* NULL: no peer reads served */
@@ -880,7 +886,8 @@ static int peer_addr_of(const struct sockaddr_storage *ss,
 	return a->family == CSI_AF_NONE ? -EINVAL : 0;
 }
 
-int scfs_transport_create(const struct sockaddr_storage *server,
+int scfs_transport_create(struct net *net,
+			  const struct sockaddr_storage *server,
 			  const struct sockaddr_storage *peer_listen,
 			  u32 block_size, u32 timeout_ms,
 			  struct scfs_transport **out)
@@ -895,13 +902,15 @@ int scfs_transport_create(const struct sockaddr_storage *server,
 	t = kzalloc(sizeof(*t), GFP_KERNEL);
 	if (!t)
 		return -ENOMEM;
+	t->net = get_net(net);
+	t->pool.net = net;
 	mutex_init(&t->pool.lock);
 	t->pool.block_size = block_size;
-	t->csi = scfs_rpc_create(server, CSI_PROG, SC_RPC_MAX_RECORD_DEFAULT,
+	t->csi = scfs_rpc_create(net, server, CSI_PROG, SC_RPC_MAX_RECORD_DEFAULT,
 			    timeout_ms);
 	err = t->csi ? 0 : -ENOMEM;
 	if (!err && peer_listen && !peer_addr_of(peer_listen, &t->peer_addr))
-		err = scfs_peer_server_start(peer_listen, block_size,
+		err = scfs_peer_server_start(net, peer_listen, block_size,
 					     &t->peer);
 	if (err) {
 		t->peer_addr.family = CSI_AF_NONE;
@@ -955,5 +964,6 @@ void scfs_transport_destroy(struct scfs_transport *t)
 		scfs_peer_server_stop(t->peer);
 	pool_free(&t->pool);
 	scfs_rpc_destroy(t->csi);
+	put_net(t->net);
 	kfree(t);
 }

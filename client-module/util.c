@@ -128,7 +128,7 @@ int scfs_settle(struct dentry *dentry)
 	host = scfs_host_enter(dentry->d_sb, &idx);
 	if (host)
 		err = scfs_settle_host(dentry, host);
-	scfs_host_exit(idx);
+	scfs_host_exit(dentry->d_sb, idx);
 	return err;
 }
 

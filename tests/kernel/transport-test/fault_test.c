@@ -231,7 +231,7 @@ static int transport_open(u32 timeout_ms, struct scfs_transport **t,
 	a->sin_family = AF_INET;
 	a->sin_port = htons(FAKE_PORT);
 	a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	err = scfs_transport_create(&ss, NULL, 4096, timeout_ms, t);
+	err = scfs_transport_create(&init_net, &ss, NULL, 4096, timeout_ms, t);
 	if (!err)
 		scfs_transport_bind(*t, tr);
 	return err;

@@ -392,7 +392,7 @@ static int run(struct test *T)
 		fail("bad parameters");
 		return -EINVAL;
 	}
-	err = scfs_transport_create(&srv, &pl, BS, TIMEOUT_MS, &T->t);
+	err = scfs_transport_create(&init_net, &srv, &pl, BS, TIMEOUT_MS, &T->t);
 	if (err) {
 		fail("transport: %d", err);
 		return err;
