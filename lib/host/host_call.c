@@ -100,31 +100,30 @@ bool host_down(struct sc_host *h)
 	return down;
 }
 
-/* No reply: from now on no call goes out but the probe's. */
-static void breaker_trip(struct sc_host *h, int err)
+/* Marks the service down or up; was it down? */
+static bool breaker_set(struct sc_host *h, bool down)
 {
 	bool was;
 
 	sc_mutex_lock(&h->lock);
 	was = h->down;
-	h->down = true;
-	if (!was)
-		h->st.down_trips++;
+	h->down = down;
+	h->st.down_trips += down && !was;
 	sc_mutex_unlock(&h->lock);
-	if (!was)
+	return was;
+}
+
+/* No reply: from now on no call goes out but the probe's. */
+static void breaker_trip(struct sc_host *h, int err)
+{
+	if (!breaker_set(h, true))
 		sc_log_err_ratelimited("host %s: the CSI service did not answer (%d): I/O goes around it until it does",
 				       h->name, err);
 }
 
 static void breaker_close(struct sc_host *h)
 {
-	bool was;
-
-	sc_mutex_lock(&h->lock);
-	was = h->down;
-	h->down = false;
-	sc_mutex_unlock(&h->lock);
-	if (was)
+	if (breaker_set(h, false))
 		sc_log_warn_ratelimited("host %s: the CSI service answers again",
 					h->name);
 }
