@@ -39,25 +39,45 @@ bool sc_rec_pending(const struct sc_rec_reader *r)
 	return r->complete || r->stage_pos < r->stage_len;
 }
 
-/* A fragment's mark is in: check its size and make room for its bytes. */
+/* A fragment's mark is in: check its size against the limit. */
 static int rec_start_fragment(struct sc_rec_reader *r)
 {
 	uint32_t v = sc_get_be32(r->mark);
-	size_t need;
-	uint8_t *p;
 
 	r->frag_left = v & SC_RPC_RM_LEN_MASK;
 	r->last = v & SC_RPC_RM_LAST;
-	need = r->rec_len + r->frag_left;
-	if (need > r->max_record)
-		return -E2BIG;
-	if (need > r->rec_cap) {
-		p = realloc(r->rec, need ? need : 1);
-		if (!p)
-			return -ENOMEM;
-		r->rec = p;
-		r->rec_cap = need;
-	}
+	return r->rec_len + r->frag_left > r->max_record ? -E2BIG : 0;
+}
+
+/* The least a record's buffer grows by (a READ call is smaller). */
+#define REC_GROW_MIN 4096u
+
+/*
+ * Room for want more bytes of the fragment (want <= frag_left).  The
+ * buffer doubles as the bytes arrive, never past what the fragment
+ * declared: a peer that declares a 16 MiB record and sends a few bytes
+ * holds a few KiB of ours, not 16 MiB, and a record that does arrive is
+ * copied O(1) times a byte.
+ */
+static int rec_reserve(struct sc_rec_reader *r, size_t want)
+{
+	size_t need = r->rec_len + want, end = r->rec_len + r->frag_left;
+	size_t cap = r->rec_cap * 2;
+	uint8_t *p;
+
+	if (need <= r->rec_cap)
+		return 0;
+	if (cap < REC_GROW_MIN)
+		cap = REC_GROW_MIN;
+	if (cap < need)
+		cap = need;
+	if (cap > end)
+		cap = end;
+	p = realloc(r->rec, cap);
+	if (!p)
+		return -ENOMEM;
+	r->rec = p;
+	r->rec_cap = cap;
 	return 0;
 }
 
@@ -89,6 +109,9 @@ static int rec_parse_stage(struct sc_rec_reader *r)
 		n = r->stage_len - r->stage_pos;
 		if (n > r->frag_left)
 			n = r->frag_left;
+		err = rec_reserve(r, n);
+		if (err)
+			return err;
 		memcpy(r->rec + r->rec_len, r->stage + r->stage_pos, n);
 		r->stage_pos += n;
 		r->rec_len += n;
@@ -108,11 +131,22 @@ int sc_rec_read(struct sc_rec_reader *r, int fd)
 		err = rec_parse_stage(r);
 		if (err)
 			return err;
-		if (r->complete)
+		if (r->complete) {
+			/* an empty record is a buffer too, of one byte */
+			if (!r->rec && !(r->rec = malloc(1)))
+				return -ENOMEM;
 			return 1;
+		}
 		if (r->mark_have == 4 && r->frag_left >= sizeof(r->stage)) {
 			/* Large fragment: read straight into the record. */
-			n = read(fd, r->rec + r->rec_len, r->frag_left);
+			size_t room;
+
+			err = rec_reserve(r, sizeof(r->stage));
+			if (err)
+				return err;
+			room = r->rec_cap - r->rec_len;
+			n = read(fd, r->rec + r->rec_len,
+				 room < r->frag_left ? room : r->frag_left);
 			if (n > 0) {
 				r->rec_len += (size_t)n;
 				r->frag_left -= (uint32_t)n;

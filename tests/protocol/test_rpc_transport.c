@@ -779,6 +779,61 @@ static void test_unread_replies_bounded(void **state)
 }
 
 /*
+ * A record's buffer grows as its bytes arrive, not to what its mark
+ * declares: a peer that declares 16 MiB and sends 100 bytes holds a few
+ * KiB; the whole record, sent in two fragments and many pieces, arrives
+ * byte for byte, in a buffer at most twice its size.
+ */
+static void test_record_grows_as_bytes_arrive(void **state)
+{
+	enum { FRAG1 = 100000, FRAG2 = 3 << 20, PIECE = 7000 };
+	static uint8_t sent[FRAG1 + FRAG2];
+	struct sc_rec_reader r;
+	uint8_t mark[4], *got;
+	size_t i, len, off;
+	int fd[2];
+
+	(void)state;
+	for (i = 0; i < sizeof(sent); i++)
+		sent[i] = (uint8_t)(i * 131 + (i >> 13));
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0,
+				    fd), 0);
+	sc_rec_reader_init(&r, SC_RPC_MAX_RECORD_DEFAULT);
+	/* a mark that declares 16 MiB, then 100 bytes of it */
+	sc_put_be32(mark, 16u << 20);
+	assert_int_equal(write(fd[1], mark, 4), 4);
+	assert_int_equal(write(fd[1], sent, 100), 100);
+	assert_int_equal(sc_rec_read(&r, fd[0]), 0);
+	assert_true(r.rec_cap <= 64u << 10);
+	sc_rec_reader_free(&r);
+
+	sc_rec_reader_init(&r, SC_RPC_MAX_RECORD_DEFAULT);
+	sc_put_be32(mark, FRAG1);
+	assert_int_equal(write(fd[1], mark, 4), 4);
+	for (off = 0; off < sizeof(sent); off += len) {
+		if (off == FRAG1) {
+			sc_put_be32(mark, SC_RPC_RM_LAST | FRAG2);
+			assert_int_equal(write(fd[1], mark, 4), 4);
+		}
+		len = sizeof(sent) - off < PIECE ? sizeof(sent) - off : PIECE;
+		if (off < FRAG1 && off + len > FRAG1)
+			len = FRAG1 - off;
+		assert_int_equal(write(fd[1], sent + off, len), (ssize_t)len);
+		assert_int_equal(sc_rec_read(&r, fd[0]),
+				 off + len == sizeof(sent));
+		/* never far ahead of the bytes in */
+		assert_true(r.rec_cap <= 2 * (off + len) + (32u << 10));
+	}
+	got = sc_rec_take(&r, &len);
+	assert_int_equal(len, sizeof(sent));
+	assert_memory_equal(got, sent, sizeof(sent));
+	free(got);
+	sc_rec_reader_free(&r);
+	close(fd[0]);
+	close(fd[1]);
+}
+
+/*
  * A reply whose long opaques are gathered is, sent from any byte on in
  * iovecs of any number, the very record encoded flat: data blocks above
  * and below the gathering size, of lengths that need padding, between
@@ -864,6 +919,7 @@ int main(void)
 		cmocka_unit_test(test_stop_with_calls_in_flight),
 		cmocka_unit_test(test_unread_replies_bounded),
 		cmocka_unit_test(test_gathered_record_is_flat),
+		cmocka_unit_test(test_record_grows_as_bytes_arrive),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
