@@ -39,6 +39,11 @@ bool sc_rec_pending(const struct sc_rec_reader *r)
 	return r->complete || r->stage_pos < r->stage_len;
 }
 
+bool sc_rec_started(const struct sc_rec_reader *r)
+{
+	return !r->complete && (r->mark_have || r->rec_len);
+}
+
 /* A fragment's mark is in: check its size against the limit. */
 static int rec_start_fragment(struct sc_rec_reader *r)
 {

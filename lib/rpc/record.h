@@ -46,6 +46,8 @@ int sc_rec_read(struct sc_rec_reader *r, int fd);
 uint8_t *sc_rec_take(struct sc_rec_reader *r, size_t *len);
 /* Whether bytes already read wait to be parsed (no need to poll first). */
 bool sc_rec_pending(const struct sc_rec_reader *r);
+/* Whether a record has begun (a mark's byte came) and is not complete. */
+bool sc_rec_started(const struct sc_rec_reader *r);
 
 /*
  * An outgoing record; the buffer is kept from one record to the next.

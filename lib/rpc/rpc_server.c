@@ -77,6 +77,8 @@ struct srv_conn {
 	bool closed;
 	bool kick;			/* replies came back: send them */
 	struct sockaddr_storage peer;	/* the caller's address */
+	int64_t last_in_ms;		/* accepted, or bytes last came */
+	int64_t rec_since_ms;		/* the record in progress: 0 none */
 	struct sc_rec_reader rr;
 	struct call_list replies;	/* to send, the first one partly */
 	size_t out_pos;			/* sent of the first reply */
@@ -113,6 +115,7 @@ struct sc_rpc_server {
 	struct srv_conn **conns;	/* max_conns slots */
 	struct pollfd *pfds;		/* listen, wake, done, then per slot */
 	unsigned int first_slot;	/* where the next pass starts */
+	int64_t next_sweep_ms;		/* the timeouts' next check */
 	bool queue_full;		/* as the loop last saw it */
 	size_t msg_size;		/* of the largest message struct */
 	/* o.workers, or one whose scratch the loop uses when that is 0. */
@@ -349,6 +352,10 @@ int sc_rpc_server_new(const struct sc_rpc_server_opts *o,
 		s->o.max_conns = 256;
 	if (!s->o.max_record)
 		s->o.max_record = SC_RPC_MAX_RECORD_DEFAULT;
+	if (!s->o.idle_ms)
+		s->o.idle_ms = SC_RPC_IDLE_TIMEOUT_MS;
+	if (!s->o.record_ms)
+		s->o.record_ms = SC_RPC_RECORD_TIMEOUT_MS;
 	s->conn_limit = 1;
 	if (s->o.workers) {
 		if (!s->o.max_inflight_per_conn)
@@ -622,6 +629,7 @@ static void accept_conns(struct sc_rpc_server *s)
 		c->slot = i;
 		c->refs = 1;
 		c->peer = peer;
+		c->last_in_ms = sc_now_ms();
 		sc_rec_reader_init(&c->rr, s->o.max_record);
 		s->conns[i] = c;
 	}
@@ -939,11 +947,15 @@ static int conn_serve(struct sc_rpc_server *s, struct srv_conn *c)
 			break;
 		}
 		call->rec = sc_rec_take(&c->rr, &call->len);
+		c->rec_since_ms = 0;
 		n = call_start(s, call);
 		if (n < 0)
 			break;
 	}
 	if (c->rr.bytes_in != before) {
+		c->last_in_ms = sc_now_ms();
+		if (sc_rec_started(&c->rr) && !c->rec_since_ms)
+			c->rec_since_ms = c->last_in_ms;
 		pthread_mutex_lock(&s->lock);
 		s->st.bytes_in += c->rr.bytes_in - before;
 		pthread_mutex_unlock(&s->lock);
@@ -957,6 +969,54 @@ static bool conn_due(const struct sc_rpc_server *s, const struct srv_conn *c)
 	return c->kick || (sc_rec_pending(&c->rr) && conn_may_read(s, c));
 }
 
+/*
+ * The timeouts (idle_ms, record_ms): a connection that holds a slot
+ * sending nothing, or began a record and has not sent all of it in
+ * record_ms (a slow-loris sender), is closed.  A record's clock runs only
+ * while the server reads: a connection at its call limit is not read.
+ */
+static void sweep_timeouts(struct sc_rpc_server *s, int64_t now)
+{
+	struct srv_conn *c;
+	unsigned int i;
+	bool idle, stalled;
+
+	for (i = 0; i < s->o.max_conns; i++) {
+		c = s->conns[i];
+		if (!c)
+			continue;
+		if (c->rec_since_ms && !conn_may_read(s, c))
+			c->rec_since_ms = now;
+		idle = !c->open_calls && !c->replies.head &&
+		       !sc_rec_started(&c->rr) &&
+		       now - c->last_in_ms >= s->o.idle_ms;
+		stalled = c->rec_since_ms &&
+			  now - c->rec_since_ms >= s->o.record_ms;
+		if (!idle && !stalled)
+			continue;
+		pthread_mutex_lock(&s->lock);
+		s->st.conns_timed_out++;
+		pthread_mutex_unlock(&s->lock);
+		conn_close(s, c, -ECONNRESET);
+	}
+}
+
+/* How long poll may wait: to the next timeouts' check (-1: no conns). */
+static int sweep_wait(struct sc_rpc_server *s, int64_t now)
+{
+	unsigned int tick = s->o.record_ms < s->o.idle_ms ? s->o.record_ms :
+							     s->o.idle_ms;
+	int64_t left;
+
+	tick = tick / 4 > 1000 ? 1000 : tick / 4 + 1;
+	if (now >= s->next_sweep_ms) {
+		sweep_timeouts(s, now);
+		s->next_sweep_ms = now + tick;
+	}
+	left = s->next_sweep_ms - now;
+	return left > 0 ? (int)left : 0;
+}
+
 static int serve(struct sc_rpc_server *s)
 {
 	unsigned int i, k, n = s->o.max_conns;
@@ -965,6 +1025,9 @@ static int serve(struct sc_rpc_server *s)
 	int err;
 
 	for (;;) {
+		/* before the fds are taken: it may close connections */
+		int wait = sweep_wait(s, sc_now_ms());
+
 		s->pfds[0] = (struct pollfd){ .fd = s->listen_fd, .events = POLLIN };
 		s->pfds[1] = (struct pollfd){ .fd = s->wake_fd, .events = POLLIN };
 		s->pfds[2] = (struct pollfd){ .fd = s->done_fd, .events = POLLIN };
@@ -980,7 +1043,7 @@ static int serve(struct sc_rpc_server *s)
 			if (p->events)
 				p->fd = c->fd;
 		}
-		if (poll(s->pfds, n + 3, -1) < 0) {
+		if (poll(s->pfds, n + 3, wait) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;

@@ -350,6 +350,69 @@ static void test_oversize_dropped_others_served(void **state)
 	assert_int_equal(st.conns_dropped, 1);
 }
 
+/* Milliseconds until fd's peer hangs up (a read of end of stream). */
+static int64_t ms_until_hangup(int fd)
+{
+	int64_t t0 = sc_now_ms();
+	char b;
+
+	assert_int_equal(read(fd, &b, 1), 0);
+	return sc_now_ms() - t0;
+}
+
+/*
+ * idle_ms and record_ms: a connection that sends nothing, one that sends
+ * a record's first bytes, and one that trickles a record a byte at a time
+ * (each byte well inside record_ms) are closed; a client that calls now
+ * and then, its gaps under idle_ms, is served throughout.
+ */
+static void test_idle_and_stalled_closed(void **state)
+{
+	struct sc_rpc_server_opts o = { .idle_ms = 600, .record_ms = 600 };
+	struct sc_rpc_server_stats st;
+	struct running_server rs;
+	struct sc_rpc_client *c;
+	struct csi_read_args a;
+	struct csi_read_res r;
+	struct sc_rpc_reply *rep;
+	uint8_t mark[4];
+	int idle, part, loris, i;
+	uint16_t port;
+
+	(void)state;
+	server_start_with(&rs, &o, &test_svc);
+	port = sc_rpc_server_port(rs.srv);
+	c = client_for(port, 10000);
+	idle = raw_connect(port);
+	part = raw_connect(port);
+	sc_put_be32(mark, SC_RPC_RM_LAST | 1000);
+	assert_int_equal(write(part, mark, 4), 4);
+	assert_int_equal(write(part, "0123456789", 10), 10);
+	loris = raw_connect(port);
+	assert_int_equal(write(loris, mark, 4), 4);
+	for (i = 0; i < 12; i++) {
+		/* under idle_ms apart: the client's connection stays */
+		read_args(&a, 5, (uint64_t)i, 4);
+		assert_int_equal(sc_rpc_call(c, CSI_PROC_READ, &a, &r, &rep),
+				 0);
+		check_read_res(&r, 5, (uint64_t)i, 4);
+		sc_rpc_reply_free(rep);
+		if (send(loris, "x", 1, MSG_NOSIGNAL) != 1)
+			break;		/* closed: the record took too long */
+		usleep(150 * 1000);
+	}
+	assert_true(i < 12);
+	assert_true(ms_until_hangup(idle) < 2000);
+	assert_true(ms_until_hangup(part) < 2000);
+	sc_rpc_client_close(c);
+	server_stop_stats(&rs, &st);
+	assert_int_equal(st.conns_timed_out, 3);
+	assert_int_equal(st.conns_accepted, 4);
+	close(idle);
+	close(part);
+	close(loris);
+}
+
 /* A server that accepts and never answers: the call times out. */
 static void test_timeout(void **state)
 {
@@ -920,6 +983,7 @@ int main(void)
 		cmocka_unit_test(test_unread_replies_bounded),
 		cmocka_unit_test(test_gathered_record_is_flat),
 		cmocka_unit_test(test_record_grows_as_bytes_arrive),
+		cmocka_unit_test(test_idle_and_stalled_closed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -81,6 +81,15 @@
  * kernel host's NFS mount): a silent service costs a VM this once.
  */
 #define SC_CSI_FALLBACK_TIMEOUT_MS 5000
+/*
+ * A server closes a connection with nothing in flight that sent nothing
+ * for this long (ms; a host's keep-alive, §5.3, comes far more often), and
+ * one that began a record and did not send all of it within this long: a
+ * stalled or slow-loris client holds a slot and a record's bytes only so
+ * long.
+ */
+#define SC_RPC_IDLE_TIMEOUT_MS 300000
+#define SC_RPC_RECORD_TIMEOUT_MS 30000
 /* A peer read gives up fast (ms): the server has the block too. */
 #define SC_PEER_FETCH_TIMEOUT_MS 1000
 /*

@@ -143,12 +143,20 @@ struct sc_rpc_server_opts {
 	 * calls queued does not delay another's.
 	 */
 	unsigned int max_queued;
+	/*
+	 * A connection with no call open that sent nothing for idle_ms, or
+	 * that began a record and did not send all of it within record_ms
+	 * (counted while the server reads it), is closed; 0:
+	 * SC_RPC_IDLE_TIMEOUT_MS and SC_RPC_RECORD_TIMEOUT_MS.
+	 */
+	unsigned int idle_ms, record_ms;
 };
 
 struct sc_rpc_server_stats {
 	uint64_t conns_accepted;
 	uint64_t conns_refused;		/* over max_conns */
 	uint64_t conns_dropped;		/* malformed stream or oversize record */
+	uint64_t conns_timed_out;	/* idle_ms or record_ms passed */
 	uint64_t calls;
 	uint64_t garbage_args;
 	uint64_t bytes_in;
