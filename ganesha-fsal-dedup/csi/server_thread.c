@@ -41,6 +41,7 @@ struct csi_server_thread *csi_server_thread_start(struct dstore *ds,
 		.port = so->port,
 		.workers = so->workers,
 		.max_inflight_per_conn = so->max_calls_per_conn,
+		.max_conns_per_addr = SC_CSI_MAX_CONNS_PER_ADDR,
 	};
 	struct csi_server_thread *t = calloc(1, sizeof(*t));
 	int rc;

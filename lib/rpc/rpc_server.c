@@ -595,6 +595,44 @@ void sc_rpc_server_free(struct sc_rpc_server *s)
 	free(s);
 }
 
+/* The same host: address family and address, whatever the port. */
+static bool same_addr(const struct sockaddr_storage *a,
+		      const struct sockaddr_storage *b)
+{
+	const struct sockaddr_in *a4 = (const void *)a, *b4 = (const void *)b;
+	const struct sockaddr_in6 *a6 = (const void *)a, *b6 = (const void *)b;
+
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return a4->sin_addr.s_addr == b4->sin_addr.s_addr;
+	if (a->ss_family == AF_INET6)
+		return !memcmp(&a6->sin6_addr, &b6->sin6_addr,
+			       sizeof(a6->sin6_addr));
+	return true;
+}
+
+/*
+ * A free slot for a connection from peer: max_conns in all and, with a
+ * limit, max_conns_per_addr from one address, so that one host or
+ * stranger cannot take every slot; max_conns if none.
+ */
+static unsigned int conn_slot(const struct sc_rpc_server *s,
+			      const struct sockaddr_storage *peer)
+{
+	unsigned int i, free_slot = s->o.max_conns, same = 0;
+
+	for (i = 0; i < s->o.max_conns; i++) {
+		if (!s->conns[i])
+			free_slot = free_slot < i ? free_slot : i;
+		else if (same_addr(&s->conns[i]->peer, peer))
+			same++;
+	}
+	if (s->o.max_conns_per_addr && same >= s->o.max_conns_per_addr)
+		return s->o.max_conns;
+	return free_slot;
+}
+
 static void accept_conns(struct sc_rpc_server *s)
 {
 	struct srv_conn *c;
@@ -609,8 +647,7 @@ static void accept_conns(struct sc_rpc_server *s)
 			     SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0)
 			return;
-		for (i = 0; i < s->o.max_conns && s->conns[i]; i++)
-			;
+		i = conn_slot(s, &peer);
 		c = i < s->o.max_conns ? calloc(1, sizeof(*c)) : NULL;
 		pthread_mutex_lock(&s->lock);
 		if (c) {

@@ -242,17 +242,28 @@ static void test_threads_share_client_workers(void **state)
 	threads_share_client(3);
 }
 
-/* A raw TCP connection to the server, to send what our client never does. */
-static int raw_connect(uint16_t port)
+/*
+ * A raw TCP connection to the server from the loopback address from (host
+ * order), to send what our client never does.
+ */
+static int raw_connect_from(uint16_t port, uint32_t from)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET,
 				   .sin_port = htons(port) };
+	struct sockaddr_in src = { .sin_family = AF_INET };
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	src.sin_addr.s_addr = htonl(from);
 	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&src, sizeof(src)), 0);
 	assert_int_equal(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
 	return fd;
+}
+
+static int raw_connect(uint16_t port)
+{
+	return raw_connect_from(port, INADDR_LOOPBACK);
 }
 
 /* Send one call record with the given fields and body; read the reply. */
@@ -411,6 +422,43 @@ static void test_idle_and_stalled_closed(void **state)
 	close(idle);
 	close(part);
 	close(loris);
+}
+
+/*
+ * max_conns_per_addr: a third connection from one address is refused
+ * while its first two are served; another address is served.
+ */
+static void test_conns_per_addr(void **state)
+{
+	struct sc_rpc_server_opts o = { .max_conns = 8,
+					.max_conns_per_addr = 2 };
+	struct sc_rpc_server_stats st;
+	struct running_server rs;
+	struct sc_rpc_reply_hdr rh;
+	int a, b, c, d;
+	uint16_t port;
+
+	(void)state;
+	server_start_with(&rs, &o, &test_svc);
+	port = sc_rpc_server_port(rs.srv);
+	a = raw_connect(port);
+	b = raw_connect(port);
+	raw_call(a, 2, CSI_PROG, 1, CSI_PROC_NULL, NULL, 0, &rh);
+	raw_call(b, 2, CSI_PROG, 1, CSI_PROC_NULL, NULL, 0, &rh);
+	c = raw_connect(port);
+	assert_true(ms_until_hangup(c) < 2000);
+	d = raw_connect_from(port, INADDR_LOOPBACK + 1);
+	raw_call(d, 2, CSI_PROG, 1, CSI_PROC_NULL, NULL, 0, &rh);
+	assert_int_equal(rh.accept_stat, SC_RPC_SUCCESS);
+	raw_call(a, 2, CSI_PROG, 1, CSI_PROC_NULL, NULL, 0, &rh);
+	assert_int_equal(rh.accept_stat, SC_RPC_SUCCESS);
+	server_stop_stats(&rs, &st);
+	assert_int_equal(st.conns_refused, 1);
+	assert_int_equal(st.conns_accepted, 3);
+	close(a);
+	close(b);
+	close(c);
+	close(d);
 }
 
 /* A server that accepts and never answers: the call times out. */
@@ -984,6 +1032,7 @@ int main(void)
 		cmocka_unit_test(test_gathered_record_is_flat),
 		cmocka_unit_test(test_record_grows_as_bytes_arrive),
 		cmocka_unit_test(test_idle_and_stalled_closed),
+		cmocka_unit_test(test_conns_per_addr),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -88,6 +88,11 @@
  * stalled or slow-loris client holds a slot and a record's bytes only so
  * long.
  */
+/*
+ * The CSI service's connections from one address at most (of its 256): a
+ * host needs one or two, and one host or stranger cannot take them all.
+ */
+#define SC_CSI_MAX_CONNS_PER_ADDR 32u
 #define SC_RPC_IDLE_TIMEOUT_MS 300000
 #define SC_RPC_RECORD_TIMEOUT_MS 30000
 /* A peer read gives up fast (ms): the server has the block too. */

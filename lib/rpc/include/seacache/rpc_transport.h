@@ -117,6 +117,8 @@ struct sc_rpc_server_opts {
 	const char *bind_addr;		/* numeric; NULL: 127.0.0.1 */
 	uint16_t port;			/* 0: any free port */
 	unsigned int max_conns;		/* 0: 256 */
+	/* of them from one address (port aside); 0: no limit of its own */
+	unsigned int max_conns_per_addr;
 	size_t max_record;		/* 0: SC_RPC_MAX_RECORD_DEFAULT */
 	/*
 	 * Threads that run the handlers, so that a slow one never stalls
@@ -154,7 +156,7 @@ struct sc_rpc_server_opts {
 
 struct sc_rpc_server_stats {
 	uint64_t conns_accepted;
-	uint64_t conns_refused;		/* over max_conns */
+	uint64_t conns_refused;		/* over max_conns or max_conns_per_addr */
 	uint64_t conns_dropped;		/* malformed stream or oversize record */
 	uint64_t conns_timed_out;	/* idle_ms or record_ms passed */
 	uint64_t calls;
