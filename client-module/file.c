@@ -24,8 +24,6 @@
 
 /* The most one host call reads or writes (a bounce buffer's size). */
 #define SCFS_IO_CHUNK (256u << 10)
-/* The first readahead window of a sequential reader. */
-#define SCFS_RA_MIN (32u << 10)
 
 /*
  * The size of a regular file as NFS knows it now: a GETATTR if the lower
@@ -140,33 +138,11 @@ static ssize_t scfs_read_chunk(struct file *file, void *buf, size_t len,
 	return n;
 }
 
-/*
- * Sequential reads in small pieces (a booting VM, a virus scanner, cat)
- * would cost a CSI round trip per block on a miss.  From the second read
- * in a row on, the host is asked for a window beyond the read, doubling
- * up to SCFS_IO_CHUNK: its misses go to the server in one batched READ
- * and the reads that follow are address hits.  The upper file has no page
- * cache, so its f_ra is this bookkeeping's: prev_pos, where the last read
- * ended, and size, the window.
- */
-static size_t scfs_readahead(struct file *file, loff_t pos, size_t want)
-{
-	struct file_ra_state *ra = &file->f_ra;
-
-	if (pos != ra->prev_pos) {
-		ra->size = 0;
-		return want;
-	}
-	ra->size = ra->size ? min_t(size_t, ra->size * 2, SCFS_IO_CHUNK) :
-			      SCFS_RA_MIN;
-	return max_t(size_t, want, ra->size);
-}
-
 static ssize_t scfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 {
 	struct file *file = iocb->ki_filp;
 	size_t left = iov_iter_count(to);
-	size_t fetch, want = min_t(size_t, left, SCFS_IO_CHUNK);
+	size_t want = min_t(size_t, left, SCFS_IO_CHUNK);
 	ssize_t done = 0, err = 0;
 	void *buf;
 
@@ -176,32 +152,35 @@ static ssize_t scfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 		return scfs_lower_read_iter(iocb, to);
 	if (iocb->ki_flags & IOCB_NOWAIT)
 		return -EAGAIN;	/* a miss waits for the network */
-	fetch = scfs_readahead(file, iocb->ki_pos, want);
-	buf = kvmalloc(fetch, GFP_KERNEL);
+	/*
+	 * Only what was asked: the host reads ahead for a sequential reader
+	 * itself, into its cache (map windows and content read-ahead), so a
+	 * reader in small pieces costs few READs without copying more than
+	 * it reads.
+	 */
+	buf = kvmalloc(want, GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
 	while (left) {
-		ssize_t got = scfs_read_chunk(file, buf, fetch, iocb->ki_pos);
+		ssize_t got = scfs_read_chunk(file, buf, want, iocb->ki_pos);
 		size_t copied;
 
 		if (got <= 0) {
 			err = got;
 			break;
 		}
-		copied = copy_to_iter(buf, min_t(size_t, got, want), to);
+		copied = copy_to_iter(buf, got, to);
 		iocb->ki_pos += copied;
 		done += copied;
 		left -= copied;
-		if (copied < min_t(size_t, got, want)) {
+		if (copied < (size_t)got) {
 			err = -EFAULT;
 			break;
 		}
 		if (got < want)
 			break;	/* end of file */
 		want = min_t(size_t, left, SCFS_IO_CHUNK);
-		fetch = want;
 	}
-	file->f_ra.prev_pos = iocb->ki_pos;
 	kvfree(buf);
 	return done ? done : err;
 }
