@@ -21,6 +21,15 @@ set -eu
 mount_lower
 scfs_mount $upper "$CSI_PROXY_PORT"
 st() { scfs_stat $upper "$1"; }
+# wait_up WHAT: until the probe (every second) finds the service again.
+wait_up() {
+	i=0
+	while [ "$(st csi_down)" = 1 ]; do
+		i=$((i + 1))
+		[ $i -le 120 ] || fail "$1: the service not back within 60 s"
+		sleep 0.5
+	done
+}
 [ "$(st connected)" = 1 ] || fail "not connected to the CSI service"
 
 step "(a) the CSI service goes away while a workload runs"
@@ -41,6 +50,7 @@ echo "SCFS-STAT gone_fallback_writes $(($(st fallback_writes) - fw))"
 host_do csi-start
 wait $wl || fail "workload across the outage"
 workload_check b
+wait_up "gone"
 fr=$(st fallback_reads) fw=$(st fallback_writes) r=$(st reads) w=$(st writes)
 cmp $upper/gone /tmp/x || fail "read once the service is back"
 cp /tmp/x $upper/back || fail "write once the service is back"
@@ -83,12 +93,7 @@ silent_io() {
 }
 # back_up NAME: once the probe finds the service, I/O goes through CSI.
 back_up() {
-	i=0
-	while [ "$(st csi_down)" = 1 ]; do
-		i=$((i + 1))
-		[ $i -le 120 ] || fail "$1: the service not back within 60 s"
-		sleep 0.5
-	done
+	wait_up "$1"
 	fr=$(st fallback_reads) fw=$(st fallback_writes) w=$(st writes)
 	cp /tmp/s $upper/"$1"-back || fail "$1: write once back"
 	cmp $lower/"$1"-back /tmp/s || fail "$1: NFS reads another file"

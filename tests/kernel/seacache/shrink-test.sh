@@ -9,8 +9,10 @@
 #   - the clone read again: right bytes, the cache filled again (grown
 #     back into free memory);
 #   - memory pressure: files written to a tmpfs until the shrinker has
-#     given back a quarter of the cache, at most 32 MiB beyond what the
-#     kernel counts available (our blocks are not counted there);
+#     given back a quarter of the cache, at most 48 MiB (of the 64 it
+#     holds) beyond what the kernel counts available (our blocks are not
+#     counted there; the kernel found the first 32 MiB elsewhere in one CI
+#     run);
 #   - the tmpfs emptied, the clone read again: right bytes, cache full.
 set -eu
 . /test/files/guest-lib.sh
@@ -63,7 +65,7 @@ mkdir -p /mnt/hog
 mount -t tmpfs -o size=1G tmpfs /mnt/hog
 avail=$(awk '$1 == "MemAvailable:" { print int($2 / 1024) }' /proc/meminfo)
 shrunk=$(st cache_shrunk) n=0
-while [ $n -lt $((avail + 32)) ] && [ "$(st cache_blocks)" -gt $((b2 * 3 / 4)) ]; do
+while [ $n -lt $((avail + 48)) ] && [ "$(st cache_blocks)" -gt $((b2 * 3 / 4)) ]; do
 	dd if=/dev/zero of=/mnt/hog/f$n bs=1M count=4 2>/dev/null ||
 		fail "tmpfs write at $n MiB"
 	n=$((n + 4))
