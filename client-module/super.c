@@ -348,6 +348,12 @@ static int scfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	if (sb->s_stack_depth > FILESYSTEM_MAX_STACK_DEPTH)
 		return invalfc(fc, "lower=%s: stacked too deep", sbi->opts.lower);
 	sb->s_magic = SCFS_MAGIC;
+	/*
+	 * Its log lines name the mount as its sysfs directory does; an
+	 * anonymous super block's id is the type's name, the same for all.
+	 */
+	snprintf(sb->s_id, sizeof(sb->s_id), "%u:%u", MAJOR(sb->s_dev),
+		 MINOR(sb->s_dev));
 	sb->s_op = &scfs_sops;
 	sb->s_d_op = &scfs_dops;
 	sb->s_xattr = scfs_xattr_handlers;
