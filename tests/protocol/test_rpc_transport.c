@@ -109,6 +109,20 @@ static void read_args(struct csi_read_args *a, uint64_t file, uint64_t lbn,
 	a->flags = CSI_READ_WANT_DATA;
 }
 
+/* One READ of count blocks at lbn of file through c, its reply checked. */
+static void read_checked(struct sc_rpc_client *c, uint64_t file,
+			 uint64_t lbn, uint32_t count)
+{
+	struct csi_read_args a;
+	struct csi_read_res r;
+	struct sc_rpc_reply *rep;
+
+	read_args(&a, file, lbn, count);
+	assert_int_equal(sc_rpc_call(c, CSI_PROC_READ, &a, &r, &rep), 0);
+	check_read_res(&r, file, lbn, count);
+	sc_rpc_reply_free(rep);
+}
+
 /* Eight calls in flight, finished in reverse order. */
 static void pipelined_out_of_order(unsigned int workers)
 {
@@ -150,21 +164,13 @@ static void test_request_memory_reused(void **state)
 	struct sc_rpc_server_stats st;
 	struct running_server rs;
 	struct sc_rpc_client *c;
-	struct csi_read_args a;
-	struct csi_read_res r;
-	struct sc_rpc_reply *rep;
 	uint32_t i;
 
 	(void)state;
 	server_start(&rs, 0, 0);
 	c = client_for(sc_rpc_server_port(rs.srv), 10000);
-	for (i = 0; i < 4; i++) {
-		read_args(&a, 9, (uint64_t)i * 64, 64 - i);
-		assert_int_equal(sc_rpc_call(c, CSI_PROC_READ, &a, &r, &rep),
-				 0);
-		check_read_res(&r, 9, (uint64_t)i * 64, 64 - i);
-		sc_rpc_reply_free(rep);
-	}
+	for (i = 0; i < 4; i++)
+		read_checked(c, 9, (uint64_t)i * 64, 64 - i);
 	sc_rpc_client_close(c);
 	server_stop_stats(&rs, &st);
 	assert_int_equal(st.req_mem_reused, 3);
@@ -337,9 +343,6 @@ static void test_oversize_dropped_others_served(void **state)
 	struct sc_rpc_server_stats st;
 	struct running_server rs;
 	struct sc_rpc_client *c;
-	struct csi_read_args a;
-	struct csi_read_res r;
-	struct sc_rpc_reply *rep;
 	uint8_t mark[4];
 	char b;
 	int fd;
@@ -352,10 +355,7 @@ static void test_oversize_dropped_others_served(void **state)
 	assert_int_equal(write(fd, mark, 4), 4);
 	assert_int_equal(read(fd, &b, 1), 0);	/* server hung up */
 	close(fd);
-	read_args(&a, 5, 0, 4);
-	assert_int_equal(sc_rpc_call(c, CSI_PROC_READ, &a, &r, &rep), 0);
-	check_read_res(&r, 5, 0, 4);
-	sc_rpc_reply_free(rep);
+	read_checked(c, 5, 0, 4);
 	sc_rpc_client_close(c);
 	server_stop_stats(&rs, &st);
 	assert_int_equal(st.conns_dropped, 1);
@@ -383,9 +383,6 @@ static void test_idle_and_stalled_closed(void **state)
 	struct sc_rpc_server_stats st;
 	struct running_server rs;
 	struct sc_rpc_client *c;
-	struct csi_read_args a;
-	struct csi_read_res r;
-	struct sc_rpc_reply *rep;
 	uint8_t mark[4];
 	int idle, part, loris, i;
 	uint16_t port;
@@ -403,11 +400,7 @@ static void test_idle_and_stalled_closed(void **state)
 	assert_int_equal(write(loris, mark, 4), 4);
 	for (i = 0; i < 12; i++) {
 		/* under idle_ms apart: the client's connection stays */
-		read_args(&a, 5, (uint64_t)i, 4);
-		assert_int_equal(sc_rpc_call(c, CSI_PROC_READ, &a, &r, &rep),
-				 0);
-		check_read_res(&r, 5, (uint64_t)i, 4);
-		sc_rpc_reply_free(rep);
+		read_checked(c, 5, (uint64_t)i, 4);
 		if (send(loris, "x", 1, MSG_NOSIGNAL) != 1)
 			break;		/* closed: the record took too long */
 		usleep(150 * 1000);
