@@ -366,7 +366,7 @@ int host_evict(struct sc_host *h)
 int host_probe(struct sc_host *h)
 {
 	/* any reply closes the breaker (call), an error status's too */
-	return host_down(h) ? evict(h, true) : 0;
+	return evict(h, true);
 }
 
 int host_flush(struct sc_host *h, uint32_t keep)

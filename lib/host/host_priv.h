@@ -187,8 +187,8 @@ void host_notice(struct sc_host *h, const struct sc_hash *hash);
 /* One EVICT: the queued notices, or the keep-alive (§5.3, §7.6). */
 int host_evict(struct sc_host *h);
 /*
- * The service is marked down (fail_fast): one EVICT that may go out
- * anyway, and the service up again if it is answered.  0 when up.
+ * With the service marked down (fail_fast): one EVICT that goes out
+ * anyway, and the service up again if it is answered.
  */
 int host_probe(struct sc_host *h);
 /* Is the service marked down? */
