@@ -100,6 +100,7 @@ static int peer_serve_call(struct peer_conn *pc, const u8 *rec, size_t len)
 				       .accept_stat = SC_RPC_SUCCESS };
 	const struct csi_proc_info *pi;
 	struct sc_rpc_call_hdr ch = {};
+	struct sc_rpc_auth_sys sys;	/* checked, not used: tokens decide */
 	enum csi_msg res_msg = CSI_MSG_VOID;
 	struct sc_xdr x;
 
@@ -116,7 +117,7 @@ static int peer_serve_call(struct peer_conn *pc, const u8 *rec, size_t len)
 		rh.high = SC_RPC_VERSION;
 	} else if (ch.cred.flavor > SC_RPC_AUTH_SYS ||
 		   (ch.cred.flavor == SC_RPC_AUTH_SYS &&
-		    !sc_rpc_auth_sys_valid(&ch.cred))) {
+		    sc_rpc_auth_sys_decode(&ch.cred, &sys))) {
 		rh.reply_stat = SC_RPC_MSG_DENIED;
 		rh.reject_stat = SC_RPC_AUTH_ERROR;
 		rh.auth_stat = ch.cred.flavor > SC_RPC_AUTH_SYS ?

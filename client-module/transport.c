@@ -26,6 +26,7 @@
  * exact size (a full READ reply is some 16 MiB: kvmalloc).
  */
 #include <linux/completion.h>
+#include <linux/cred.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/kthread.h>
@@ -326,6 +327,33 @@ static int conn_receive(void *arg)
 	return 0;
 }
 
+/*
+ * A port below 1024, as SUNRPC binds one for NFS (xs_bind with resvport),
+ * so that an export with PrivilegedPort admits the host's CSI calls too.
+ */
+static int scfs_rpc_bind_resv(struct socket *sock, int family)
+{
+	struct sockaddr_storage ss;
+	unsigned int port;
+	int err = -EADDRINUSE;
+
+	for (port = SC_RPC_RESVPORT_MAX; port >= SC_RPC_RESVPORT_MIN; port--) {
+		memset(&ss, 0, sizeof(ss));
+		ss.ss_family = family;
+		if (family == AF_INET6)
+			((struct sockaddr_in6 *)&ss)->sin6_port = htons(port);
+		else
+			((struct sockaddr_in *)&ss)->sin_port = htons(port);
+		err = kernel_bind(sock, (struct sockaddr *)&ss,
+				  family == AF_INET6 ?
+				  sizeof(struct sockaddr_in6) :
+				  sizeof(struct sockaddr_in));
+		if (err != -EADDRINUSE)
+			break;
+	}
+	return err;
+}
+
 static int conn_open(struct scfs_rpc *rpc, unsigned long deadline,
 		     struct scfs_conn **out)
 {
@@ -355,6 +383,11 @@ static int conn_open(struct scfs_rpc *rpc, unsigned long deadline,
 	tcp_sock_set_keepintvl(sk, SCFS_KEEPINTVL);
 	tcp_sock_set_keepcnt(sk, SCFS_KEEPCNT);
 	tcp_sock_set_user_timeout(sk, jiffies_to_msecs(rpc->timeout));
+	if (rpc->prog == CSI_PROG) {
+		err = scfs_rpc_bind_resv(cn->sock, rpc->addr.ss_family);
+		if (err)
+			goto release;
+	}
 	/* a blocking connect waits up to sndtimeo; sends use the call's */
 	sk->sk_sndtimeo = left;
 	err = kernel_connect(cn->sock, (struct sockaddr *)&rpc->addr,
@@ -543,6 +576,25 @@ static void scfs_rpc_reply_free(struct scfs_reply *r)
 }
 
 /*
+ * The AUTH_SYS credential of a call: the VFS caller's fsuid, fsgid and
+ * first 16 groups, as NFS's auth_unix sends them; the mount's own work
+ * (its idle probe, unmount) calls as the kernel, root.
+ */
+static void scfs_rpc_caller(struct sc_rpc_auth_sys *out)
+{
+	const struct cred *cred = current_cred();
+	const struct group_info *gi = cred->group_info;
+	unsigned int i;
+
+	memset(out, 0, sizeof(*out));
+	out->uid = from_kuid_munged(&init_user_ns, cred->fsuid);
+	out->gid = from_kgid_munged(&init_user_ns, cred->fsgid);
+	out->ngids = min_t(unsigned int, gi->ngroups, SC_RPC_AUTH_SYS_MAX_GIDS);
+	for (i = 0; i < out->ngids; i++)
+		out->gids[i] = from_kgid_munged(&init_user_ns, gi->gid[i]);
+}
+
+/*
  * One call: 0 with res decoded (its memory in *reply), or a negative
  * errno: -ETIMEDOUT, -EINTR (fatal signal), -ECONNRESET (the call may or
  * may not have run), -EBADMSG, or the RPC-level refusals of sc_rpc_reply_open.
@@ -556,6 +608,8 @@ static int scfs_rpc_call(struct scfs_rpc *rpc, u32 proc, const void *args,
 				     .prog = rpc->prog, .vers = CSI_VERS,
 				     .proc = proc };
 	struct scfs_call c = { .err = -ECONNRESET };
+	u8 cred_body[SC_RPC_AUTH_SYS_MAX_BODY];
+	struct sc_rpc_auth_sys caller;
 	sigset_t blocked, oldmask;
 	unsigned int nofs;
 	struct scfs_conn *cn;
@@ -565,6 +619,8 @@ static int scfs_rpc_call(struct scfs_rpc *rpc, u32 proc, const void *args,
 	*reply = NULL;
 	if (!pi)
 		return -EINVAL;
+	scfs_rpc_caller(&caller);
+	sc_rpc_auth_sys_encode(&caller, cred_body, &h.cred);
 	spin_lock(&rpc->lock);
 	err = rpc->closing ? -ESHUTDOWN : 0;
 	if (!err)

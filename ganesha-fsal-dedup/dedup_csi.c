@@ -1,16 +1,21 @@
 // SPDX-License-Identifier: LGPL-3.0-or-later
 /*
  * What the CSI service (csi/service.h) needs of Ganesha: the exports on
- * its store (LOOKUP's export paths), who may use them (PROTOCOL.md §7
- * "Access"), and the up-call that drops Ganesha's cached attributes of a
- * file a CSI WRITE changed, so NFS clients see CSI writes.
+ * its store and whom they admit (PROTOCOL.md §7 "Access"), and the
+ * up-call that drops Ganesha's cached attributes of a file a CSI WRITE
+ * changed, so NFS clients see CSI writes.
  *
- * Access follows the export's CLIENT blocks and its own Access_Type, as
- * NFS does, for clients given as addresses or networks (and "*").  Ganesha
- * does not export its client matcher, so netgroup and host-name wildcard
- * clients never match for CSI (a host so listed gets SC_ERR_ACCESS, said
- * once in the log), and an EXPORT_DEFAULTS Access_Type is not consulted:
- * CSI access is never wider than NFS access.
+ * A CSI call is admitted by Ganesha's own check of an NFSv4 call,
+ * nfs4_export_check_access, run on the call's address, port and AUTH_SYS
+ * credential in an op context of each export of the store: so the
+ * export's CLIENT blocks (netgroups and host names too), EXPORT_DEFAULTS,
+ * Access_Type, Protocols (4 must be among them), PrivilegedPort, SecType
+ * and Squash apply to CSI exactly as they do to NFS, and the caller comes
+ * back as the export squashed it, for the service's mode checks.  One
+ * thing is refused rather than followed: an export with Manage_Gids
+ * admits no CSI call, since the group list Ganesha would look up for it
+ * cannot be given back from a FSAL (its release is not exported); said
+ * once in the log.
  */
 #include "config.h"
 
@@ -19,11 +24,14 @@
 
 #include "fsal.h"
 #include "export_mgr.h"
+#include "nfs_creds.h"
 #include "nfs_exports.h"
-#include "cidr.h"
 #include "FSAL/fsal_commonlib.h"
 #include "dedup_int.h"
 #include "csi/service.h"
+
+/* Exports of one store looked at per call; more are not (said once). */
+#define DEDUP_CSI_MAX_EXPORTS 16
 
 void dedup_csi_export_add(struct dedup_fsal_export *e)
 {
@@ -51,151 +59,170 @@ void dedup_csi_export_remove(struct dedup_fsal_export *e)
 	e->pseudo_path = NULL;
 }
 
-/* The caller as Ganesha's CIDR holds it: IPv4 (also v4-mapped) or IPv6. */
-static bool host_cidr(const struct sockaddr *sa, CIDR *out)
-{
-	static const uint8_t v4_mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-					       0xff, 0xff };
+/*
+ * The call as Ganesha's RPC layer hands an NFS request to
+ * nfs4_export_check_access: the transport's type, the flavor and the
+ * decoded authsys_parms in the message's credential body.
+ */
+struct csi_nfs_req {
+	SVCXPRT xprt;
+	struct svc_req req;
+	gid_t gids[SC_RPC_AUTH_SYS_MAX_GIDS];
+};
 
-	memset(out, 0, sizeof(*out));
-	if (sa == NULL)
-		return false;
-	if (sa->sa_family == AF_INET) {
-		out->proto = CIDR_IPV4;
-		memcpy(out->addr + 12,
-		       &((const struct sockaddr_in *)sa)->sin_addr, 4);
-		return true;
+static void nfs_req_init(struct csi_nfs_req *r,
+			 const struct sc_rpc_auth_sys *cred)
+{
+	struct authunix_parms *aup;
+	uint32_t i;
+
+	memset(r, 0, sizeof(*r));
+	r->xprt.xp_type = XPRT_TCP;
+	r->req.rq_xprt = &r->xprt;
+	if (cred == NULL) {
+		r->req.rq_msg.cb_cred.oa_flavor = AUTH_NONE;
+		return;
 	}
-	if (sa->sa_family != AF_INET6)
-		return false;
-	memcpy(out->addr, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
-	out->proto = memcmp(out->addr, v4_mapped, 12) == 0 ? CIDR_IPV4 :
-							      CIDR_IPV6;
-	if (out->proto == CIDR_IPV4)
-		memset(out->addr, 0, 12);
-	return true;
+	static_assert(sizeof(*aup) <= sizeof(r->req.rq_msg.rq_cred_body),
+		      "authunix_parms fits a credential body");
+	aup = (struct authunix_parms *)r->req.rq_msg.rq_cred_body;
+	r->req.rq_msg.cb_cred.oa_flavor = AUTH_UNIX;
+	aup->aup_time = (int32_t)cred->stamp;
+	aup->aup_uid = cred->uid;
+	aup->aup_gid = cred->gid;
+	for (i = 0; i < cred->ngids; i++)
+		r->gids[i] = cred->gids[i];
+	aup->aup_len = cred->ngids;
+	aup->aup_gids = r->gids;
 }
 
-static bool cidr_holds(const CIDR *net, const CIDR *host)
+/* op_ctx->creds, as the export's Squash left them, into out. */
+static void caller_from_ctx(struct csi_caller *out)
 {
-	int i = net->proto == CIDR_IPV4 ? 12 : 0;
+	const struct user_cred *c = &op_ctx->creds;
+	uint32_t i, n = c->caller_glen;
 
-	if (net->proto != host->proto)
-		return false;
-	for (; i < 16; i++)
-		if ((net->addr[i] & net->mask[i]) !=
-		    (host->addr[i] & net->mask[i]))
-			return false;
-	return true;
+	out->uid = c->caller_uid;
+	out->gid = c->caller_gid;
+	if (n > CSI_CALLER_MAX_GIDS)
+		n = CSI_CALLER_MAX_GIDS;
+	for (i = 0; i < n; i++)
+		out->gids[i] = c->caller_garray[i];
+	out->ngids = n;
 }
 
-static bool client_matches(const exportlist_client_entry_t *c,
-			   const CIDR *host)
+/*
+ * Does export e admit the call as NFS would admit an NFSv4 call from the
+ * same address, port and credential, for the access wanted?  0 with the
+ * squashed caller in *out, -EACCES, or -EROFS (a write to a read-only
+ * export).  Holds a reference on the export for the time of the check.
+ */
+static int export_admits(struct dedup_fsal_export *e, sockaddr_t *addr,
+			 const struct sc_rpc_auth_sys *cred, bool write,
+			 struct csi_caller *out)
 {
-	static bool warned;
+	static bool warned_managed;
+	struct req_op_context ctx;
+	struct csi_nfs_req r;
+	uint32_t options;
+	nfsstat4 st;
+	int rc = 0;
 
-	switch (c->type) {
-	case MATCH_ANY_CLIENT:
-		return true;
-	case NETWORK_CLIENT:
-		return cidr_holds(c->client.network.cidr, host);
-	case NETGROUP_CLIENT:
-	case WILDCARDHOST_CLIENT:
-		if (!warned) {
-			warned = true;
+	get_gsh_export_ref(e->gsh_export);
+	init_op_context(&ctx, e->gsh_export, &e->export, addr, NFS_V4, 0,
+			NFS_REQUEST);
+	/*
+	 * Anonymous first: it fills the export's options for the address
+	 * and, squashed, never asks for a managed group list.
+	 */
+	nfs_req_init(&r, NULL);
+	st = nfs4_export_check_access(&r.req);
+	options = op_ctx->export_perms.options;
+	if (options & EXPORT_OPTION_MANAGE_GIDS) {
+		if (!warned_managed) {
+			warned_managed = true;
 			LogWarn(COMPONENT_FSAL,
-				"DEDUP: CSI access ignores netgroup and host-name clients of an export; list CSI hosts by address or network");
+				"DEDUP: CSI admits no call to an export with Manage_Gids = true; set it false on exports CSI hosts use");
 		}
-		return false;
-	default:
-		return false;
+		rc = -EACCES;
+		goto out;
 	}
+	if (cred != NULL) {
+		nfs_req_init(&r, cred);
+		st = nfs4_export_check_access(&r.req);
+		options = op_ctx->export_perms.options;
+	}
+	if (st != NFS4_OK || !(options & EXPORT_OPTION_READ_ACCESS))
+		rc = -EACCES;
+	else if (write && !(options & EXPORT_OPTION_WRITE_ACCESS))
+		rc = -EROFS;
+	else
+		caller_from_ctx(out);
+	/* a squashed group list is Ganesha's copy, made for this call */
+	gsh_free(op_ctx->caller_garray_copy);
+	op_ctx->caller_garray_copy = NULL;
+out:
+	release_op_context();
+	return rc;
 }
 
-/* The export's options for host, as export_check_access combines them. */
-static uint32_t export_options(struct gsh_export *exp, const CIDR *host)
+static int csi_admit(void *ctx, const char *export_path,
+		     const struct sockaddr *host,
+		     const struct sc_rpc_auth_sys *cred, bool write,
+		     struct csi_callers *out)
 {
-	const exportlist_client_entry_t *client = NULL;
-	struct glist_head *g;
-	uint32_t options = 0, set = 0;
-
-	PTHREAD_RWLOCK_rdlock(&exp->lock);
-	glist_for_each(g, &exp->clients) {
-		const exportlist_client_entry_t *c =
-			glist_entry(g, exportlist_client_entry_t, cle_list);
-
-		if (client_matches(c, host)) {
-			client = c;
-			break;
-		}
-	}
-	if (client != NULL) {
-		options = client->client_perms.options &
-			  client->client_perms.set;
-		set = client->client_perms.set;
-	}
-	options |= exp->export_perms.options & exp->export_perms.set & ~set;
-	PTHREAD_RWLOCK_unlock(&exp->lock);
-	return options;
-}
-
-static int access_of(uint32_t options, bool write)
-{
-	if (!(options & EXPORT_OPTION_READ_ACCESS))
-		return -EACCES;
-	return write && !(options & EXPORT_OPTION_WRITE_ACCESS) ? -EROFS : 0;
-}
-
-static int csi_export_root(void *ctx, const char *export_path,
-			   const struct sockaddr *host, uint64_t *root)
-{
+	static bool warned_many;
 	struct dedup_store *st = ctx;
+	struct dedup_fsal_export *found[DEDUP_CSI_MAX_EXPORTS];
 	struct glist_head *g;
-	CIDR who;
-	int rc = -ENOENT;
+	sockaddr_t addr;
+	int rc = export_path != NULL ? -ENOENT : -EACCES, one;
+	unsigned int n = 0, i;
 
-	if (!host_cidr(host, &who))
+	out->n = 0;
+	if (host == NULL || (host->sa_family != AF_INET &&
+			     host->sa_family != AF_INET6))
 		return -EACCES;
+	memset(&addr, 0, sizeof(addr));
+	memcpy(&addr, host, host->sa_family == AF_INET ?
+	       sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6));
+	/*
+	 * The exports are taken, with a reference each, under the lock and
+	 * checked without it: dropping the last reference of an export
+	 * being removed releases it, which takes this lock.
+	 */
 	PTHREAD_RWLOCK_rdlock(&st->exports_lock);
 	glist_for_each(g, &st->exports) {
 		struct dedup_fsal_export *e =
 			glist_entry(g, struct dedup_fsal_export, store_entry);
 
-		if (strcmp(e->pseudo_path, export_path) != 0)
+		if (export_path != NULL && strcmp(e->pseudo_path, export_path))
 			continue;
-		rc = access_of(export_options(e->gsh_export, &who), false);
-		break;
-	}
-	PTHREAD_RWLOCK_unlock(&st->exports_lock);
-	/* every export of a store shows the store's whole tree */
-	if (rc == 0)
-		*root = DSTORE_ROOT_INO;
-	return rc;
-}
-
-/* The widest access any export of the store gives host. */
-static int csi_access(void *ctx, const struct sockaddr *host, bool write)
-{
-	struct dedup_store *st = ctx;
-	struct glist_head *g;
-	CIDR who;
-	int rc = -EACCES, one;
-
-	if (!host_cidr(host, &who))
-		return -EACCES;
-	PTHREAD_RWLOCK_rdlock(&st->exports_lock);
-	glist_for_each(g, &st->exports) {
-		struct dedup_fsal_export *e =
-			glist_entry(g, struct dedup_fsal_export, store_entry);
-
-		one = access_of(export_options(e->gsh_export, &who), write);
-		if (one == 0 || (one == -EROFS && rc == -EACCES))
-			rc = one;
-		if (rc == 0)
+		if (n == DEDUP_CSI_MAX_EXPORTS) {
+			if (!warned_many) {
+				warned_many = true;
+				LogWarn(COMPONENT_FSAL,
+					"DEDUP: CSI looks at the first %d exports of a store only",
+					DEDUP_CSI_MAX_EXPORTS);
+			}
 			break;
+		}
+		get_gsh_export_ref(e->gsh_export);
+		found[n++] = e;
 	}
 	PTHREAD_RWLOCK_unlock(&st->exports_lock);
-	return rc;
+	for (i = 0; i < n; i++) {
+		if (out->n < CSI_MAX_CALLERS) {
+			one = export_admits(found[i], &addr, cred, write,
+					    &out->c[out->n]);
+			if (one == 0)
+				out->n++;
+			else if (one == -EROFS || rc != -EROFS)
+				rc = one;
+		}
+		put_gsh_export(found[i]->gsh_export);
+	}
+	return out->n ? 0 : rc;
 }
 
 /* NFS clients see the CSI write: each export's cached entry goes. */
@@ -220,7 +247,6 @@ static void csi_file_changed(void *ctx, uint64_t ino)
 }
 
 const struct csi_service_hooks dedup_csi_hooks = {
-	.export_root = csi_export_root,
-	.access = csi_access,
+	.admit = csi_admit,
 	.file_changed = csi_file_changed,
 };

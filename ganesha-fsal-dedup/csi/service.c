@@ -224,8 +224,9 @@ static int do_evict(struct csi_service *svc, struct sc_rpc_request *rq,
 enum svc_kind {
 	SVC_UNKNOWN,	/* no such procedure (a hole in the table): SYSTEM_ERR */
 	SVC_VOID,	/* NULL: nothing to do, not even the lock */
-	SVC_LOCKED,	/* no request header: run whole under the lock,
-			 * counting itself server-wide */
+	SVC_LOCKED,	/* no request header: after its access check (the
+			 * exports' admission only), run whole under the
+			 * lock, counting itself server-wide */
 	SVC_HOST,	/* a request header (§3.3.4): the checks of §5.1,
 			 * counted for its host, run without the lock */
 };
@@ -240,6 +241,12 @@ struct svc_proc {
 	size_t hdr_off;		/* SVC_HOST: the header's offset in args */
 	enum svc_ctr calls;	/* SVC_HOST: the host's calls counter */
 	enum svc_access access;	/* SVC_HOST: what it needs (§7 "Access") */
+	/*
+	 * SVC_HOST with access: the offset in args of the file whose mode
+	 * decides too, as NFS READ and WRITE check it; 0: the export's
+	 * admission alone (COMMIT, as NFS's).
+	 */
+	size_t file_off;
 	svc_check_fn *check;	/* SVC_HOST: NULL when it has none */
 	svc_run_fn *run;
 };
@@ -249,26 +256,31 @@ struct svc_proc {
 
 static const struct svc_proc svc_procs[] = {
 	[CSI_PROC_NULL] = { .kind = SVC_VOID },
-	[CSI_PROC_HELLO] = { .kind = SVC_LOCKED, .run = do_hello },
+	/* registration and STATS: a caller some export admits */
+	[CSI_PROC_HELLO] = { .kind = SVC_LOCKED, .access = SVC_ACCESS_READ,
+			     .run = do_hello },
 	[CSI_PROC_LOOKUP] = {
 		HDR_IN(csi_lookup_args), .calls = C_LOOKUP_CALLS,
-		/* access is the export's, asked in its walk (export_root) */
+		/* access is the named export's, asked in its walk */
 		.access = SVC_ACCESS_NONE,
 		.run = svc_lookup,
 	},
 	[CSI_PROC_GET_HASHES] = {
 		HDR_IN(csi_gethashes_args), .calls = C_GH_CALLS,
 		.access = SVC_ACCESS_READ,
+		.file_off = offsetof(struct csi_gethashes_args, file),
 		.check = svc_gethashes_check, .run = svc_gethashes,
 	},
 	[CSI_PROC_READ] = {
 		HDR_IN(csi_read_args), .calls = C_READ_CALLS,
 		.access = SVC_ACCESS_READ,
+		.file_off = offsetof(struct csi_read_args, file),
 		.check = svc_read_check, .run = svc_read,
 	},
 	[CSI_PROC_WRITE] = {
 		HDR_IN(csi_write_args), .calls = C_WRITE_CALLS,
 		.access = SVC_ACCESS_WRITE,
+		.file_off = offsetof(struct csi_write_args, file),
 		.check = svc_write_check, .run = svc_write,
 	},
 	[CSI_PROC_COMMIT] = {
@@ -278,15 +290,17 @@ static const struct svc_proc svc_procs[] = {
 	},
 	[CSI_PROC_EVICT] = {
 		HDR_IN(csi_evict_args), .calls = C_EVICT_CALLS,
-		.access = SVC_ACCESS_NONE,
+		/* it keeps a lease alive: only for a caller still admitted */
+		.access = SVC_ACCESS_READ,
 		.run = do_evict,
 	},
-	[CSI_PROC_STATS] = { .kind = SVC_LOCKED, .run = do_stats },
+	[CSI_PROC_STATS] = { .kind = SVC_LOCKED, .access = SVC_ACCESS_READ,
+			     .run = do_stats },
 	[CSI_PROC_GET_MAP] = {
 		HDR_IN(csi_getmap_args), .calls = C_GM_CALLS,
 		/*
-		 * read access, each file's entry answering it: the call
-		 * itself is answered CSI_OK (§7.11)
+		 * read access, asked by the call itself, each file's entry
+		 * answering it: the call is answered CSI_OK (§7.11)
 		 */
 		.access = SVC_ACCESS_NONE,
 		.check = svc_getmap_check, .run = svc_getmap,
@@ -295,11 +309,36 @@ static const struct svc_proc svc_procs[] = {
 
 #define SVC_NPROCS (sizeof(svc_procs) / sizeof(svc_procs[0]))
 
+/*
+ * The access check of an SVC_HOST procedure (§7 "Access"): the exports'
+ * admission into who, then the mode of its file, if it names one.  A
+ * file that cannot be read is the procedure's to answer (STALE, ...).
+ */
+static uint32_t proc_access(struct csi_service *svc,
+			    const struct svc_proc *op,
+			    const struct sc_rpc_request *rq,
+			    struct csi_callers *who)
+{
+	bool write = op->access == SVC_ACCESS_WRITE;
+	struct dstore_attr a;
+	uint32_t st;
+	uint64_t ino;
+
+	st = svc_access_check(svc, rq, NULL, write, who);
+	if (st != CSI_OK || !op->file_off || who->unchecked)
+		return st;
+	ino = *(const uint64_t *)((const char *)rq->args + op->file_off);
+	if (svc_file_attr(svc, ino, &a) != CSI_OK)
+		return CSI_OK;
+	return svc_file_open_to(who, &a, write);
+}
+
 int csi_service_handle(struct csi_service *svc, struct sc_rpc_request *rq)
 {
 	const struct svc_proc *op;
 	const struct csi_reqhdr *hdr;
 	struct svc_host *h = NULL;
+	struct csi_callers who;
 	struct host_ref hr;
 	uint32_t st;
 	int rc;
@@ -314,6 +353,15 @@ int csi_service_handle(struct csi_service *svc, struct sc_rpc_request *rq)
 	case SVC_VOID:
 		return 0;
 	case SVC_LOCKED:
+		/* the hook runs without the lock, as for the others */
+		if (op->access != SVC_ACCESS_NONE &&
+		    svc_access_check(svc, rq, NULL, false, &who) != CSI_OK) {
+			pthread_mutex_lock(&svc->lock);
+			svc->gctr[G_ADMIT_DENIED]++;
+			pthread_mutex_unlock(&svc->lock);
+			*(uint32_t *)rq->res = CSI_ERR_ACCESS;
+			return 0;
+		}
 		pthread_mutex_lock(&svc->lock);
 		rc = op->run(svc, rq, NULL);
 		pthread_mutex_unlock(&svc->lock);
@@ -339,7 +387,7 @@ int csi_service_handle(struct csi_service *svc, struct sc_rpc_request *rq)
 	if (op->check)
 		st = op->check(svc, rq, &hr);
 	if (st == CSI_OK && op->access != SVC_ACCESS_NONE)
-		st = svc_access_check(svc, rq, op->access == SVC_ACCESS_WRITE);
+		st = proc_access(svc, op, rq, &who);
 	if (st == CSI_OK) {
 		rc = op->run(svc, rq, &hr);
 	} else {

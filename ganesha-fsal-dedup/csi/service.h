@@ -37,20 +37,52 @@
 struct dstore;
 struct csi_service;
 
+/*
+ * The groups a caller brings to the access checks: AUTH_SYS's 16, or the
+ * server's own list of them (Manage_Gids) up to this many; the rest are
+ * left out, which can only narrow what a caller may do.
+ */
+#define CSI_CALLER_MAX_GIDS 64u
+/* The exports of one store that admit one call, at most (others: ignored). */
+#define CSI_MAX_CALLERS 8u
+
+/* A caller as one export sees it: after its squash (NFS's op_ctx->creds). */
+struct csi_caller {
+	uint32_t uid;
+	uint32_t gid;
+	uint32_t ngids;
+	uint32_t gids[CSI_CALLER_MAX_GIDS];
+};
+
+/*
+ * Whom a call is, to the exports that admit it: n callers, one per export;
+ * a file is open to the call when one of them may (§7 "Access").  With
+ * no hooks every call is `unchecked`: no file is closed to it.
+ */
+struct csi_callers {
+	bool unchecked;
+	uint32_t n;
+	struct csi_caller c[CSI_MAX_CALLERS];
+};
+
 /* What the service needs of the NFS server it runs in. */
 struct csi_service_hooks {
 	/*
-	 * LOOKUP: the root directory (inode) of the export whose pseudo
-	 * path is export_path (NUL-terminated), as host may see it.  0,
-	 * -ENOENT (no such export of this store) or -EACCES.
+	 * The exports of this store that admit the call from host (address
+	 * and port) with credential cred (NULL: AUTH_NONE) for reading, or
+	 * for writing when write is set, exactly as the NFS server admits
+	 * the same call: its client list and access type, PrivilegedPort,
+	 * SecType, and the caller as its Squash makes it, one per export in
+	 * out.  With export_path (NUL-terminated; LOOKUP) only the export
+	 * of that pseudo path.  0 (out->n > 0); -ENOENT (no export of this
+	 * store has export_path), -EACCES (none admits the call), -EROFS
+	 * (only read-only ones admit a write).  Every export of a store
+	 * shows its whole tree, from DSTORE_ROOT_INO.
 	 */
-	int (*export_root)(void *ctx, const char *export_path,
-			   const struct sockaddr *host, uint64_t *root);
-	/*
-	 * May host read (write false) or write files of this store through
-	 * some export?  0, -EACCES, or -EROFS (read-only for a write).
-	 */
-	int (*access)(void *ctx, const struct sockaddr *host, bool write);
+	int (*admit)(void *ctx, const char *export_path,
+		     const struct sockaddr *host,
+		     const struct sc_rpc_auth_sys *cred, bool write,
+		     struct csi_callers *out);
 	/* A CSI WRITE changed file ino: the NFS server's cached attributes
 	 * (and data) of it must go. */
 	void (*file_changed)(void *ctx, uint64_t ino);

@@ -59,6 +59,8 @@
 #define GLOBAL_COUNTERS(X)						\
 	X(G_HELLO_CALLS, "hello.calls")					\
 	X(G_HOSTS_REPLACED, "hosts.replaced")				\
+	X(G_HELLO_TAKEOVER, "errors.hello_takeover")			\
+	X(G_ADMIT_DENIED, "errors.not_admitted")			\
 	X(G_HOSTS_EXPIRED, "hosts.expired")				\
 	X(G_BAD_EPOCH, "errors.bad_epoch")				\
 	X(G_UNKNOWN_HOST, "errors.unknown_host")			\
@@ -149,6 +151,9 @@ static inline bool host_valid(const struct host_ref *r)
  */
 enum svc_access { SVC_ACCESS_NONE, SVC_ACCESS_READ, SVC_ACCESS_WRITE };
 
+/* What a caller asks of a file's mode, as POSIX's R_OK, W_OK and X_OK. */
+enum svc_may { SVC_MAY_EXEC = 1, SVC_MAY_WRITE = 2, SVC_MAY_READ = 4 };
+
 /*
  * A procedure's checks of its arguments that come before its access
  * check: CSI_OK or the status to answer.  Without the lock.
@@ -207,7 +212,13 @@ void svc_to_fileattr(const struct dstore_attr *a, struct csi_fileattr *f);
 bool svc_range_ok(const struct csi_service *svc, uint64_t lbn,
 		  uint32_t count);
 uint32_t svc_access_check(struct csi_service *svc,
-			  const struct sc_rpc_request *rq, bool write);
+			  const struct sc_rpc_request *rq,
+			  const char *export_path, bool write,
+			  struct csi_callers *out);
+bool svc_may(const struct csi_callers *who, const struct dstore_attr *a,
+	     unsigned int want, bool owner_skip);
+uint32_t svc_file_open_to(const struct csi_callers *who,
+			  const struct dstore_attr *a, bool write);
 /*
  * Takes the lock back after a part run without it, if hr's host still
  * has that registration: true with the lock held, false without it when

@@ -94,13 +94,23 @@ static char *bytes_dup(const struct csi_bytes *b)
 	return s;
 }
 
-static uint32_t lookup_walk(struct csi_service *svc, uint64_t dir, char *path,
-			    struct dstore_attr *at)
+/*
+ * path from directory dir, each directory on the way searched only by a
+ * caller NFS LOOKUP would let search it (its execute bit, fsal_lookup).
+ */
+static uint32_t lookup_walk(struct csi_service *svc,
+			    const struct csi_callers *who, uint64_t dir,
+			    char *path, struct dstore_attr *at)
 {
 	char *c = path, *e;
 	int rc;
 
+	rc = dstore_getattr(svc->ds, dir, at);
+	if (rc)
+		return CSI_ERR_IO;
 	for (;;) {
+		if (!svc_may(who, at, SVC_MAY_EXEC, false))
+			return CSI_ERR_ACCESS;
 		e = strchr(c, '/');
 		if (e)
 			*e = '\0';
@@ -126,9 +136,8 @@ int svc_lookup(struct csi_service *svc, struct sc_rpc_request *rq,
 	const struct csi_lookup_args *a = rq->args;
 	struct csi_lookup_res *r = rq->res;
 	char *exp = bytes_dup(&a->export_path), *path = bytes_dup(&a->path);
+	struct csi_callers who;
 	struct dstore_attr at;
-	uint64_t root = 0;
-	int rc;
 
 	if (!exp || !path) {
 		free(exp);
@@ -140,11 +149,9 @@ int svc_lookup(struct csi_service *svc, struct sc_rpc_request *rq,
 		r->status = CSI_ERR_INVAL;
 		goto out;
 	}
-	rc = svc->hooks.export_root ?
-	     svc->hooks.export_root(svc->hooks.ctx, exp, rq->peer, &root) :
-	     -ENOENT;
-	r->status = rc == -EACCES ? CSI_ERR_ACCESS :
-		    rc ? CSI_ERR_NOENT : lookup_walk(svc, root, path, &at);
+	r->status = svc_access_check(svc, rq, exp, false, &who);
+	if (r->status == CSI_OK)
+		r->status = lookup_walk(svc, &who, DSTORE_ROOT_INO, path, &at);
 	if (r->status == CSI_OK)
 		svc_to_fileattr(&at, &r->attr);
 out:
@@ -266,8 +273,9 @@ static uint32_t map_status(uint32_t st)
  * -ENOMEM.
  */
 static int map_file(struct csi_service *svc, struct sc_rpc_request *rq,
-		    uint64_t ino, struct range_hashes *rh,
-		    struct csi_map_file *m, uint32_t *n)
+		    const struct csi_callers *who, uint64_t ino,
+		    struct range_hashes *rh, struct csi_map_file *m,
+		    uint32_t *n)
 {
 	const struct csi_getmap_args *a = rq->args;
 	struct sc_hash *hashes;
@@ -277,6 +285,8 @@ static int map_file(struct csi_service *svc, struct sc_rpc_request *rq,
 	*n = 0;
 	/* hashes and attributes from one snapshot agree by construction */
 	m->status = map_status(range_hashes(svc, ino, a->lbn, a->count, rh));
+	if (m->status == CSI_OK)
+		m->status = svc_file_open_to(who, &rh->attr, false);
 	if (m->status != CSI_OK)
 		return 0;
 	*n = blocks_in_reply(svc, rh->attr.size, a->lbn, a->count);
@@ -306,18 +316,18 @@ static int map_file(struct csi_service *svc, struct sc_rpc_request *rq,
 /*
  * After svc_getmap_check.  The call is well formed: its status is CSI_OK
  * and each file has one of its own, the one GET_HASHES would give that
- * file alone (§7.11; map_status), the read access check included.  That check is the
- * dispatcher's (svc_access_check): whether the host may read files of the
- * store through some export is the same answer for every file of it, so
- * it is asked once and each file's entry carries it, counted in
- * errors.access per file as GET_HASHES calls would be.
+ * file alone (§7.11; map_status), the read access check included: the
+ * exports' admission, the same for every file of the store, is asked
+ * once, and each file's mode decides its entry, counted in errors.access
+ * per file as GET_HASHES calls would be.
  */
 int svc_getmap(struct csi_service *svc, struct sc_rpc_request *rq,
 	       const struct host_ref *hr)
 {
 	const struct csi_getmap_args *a = rq->args;
 	struct csi_getmap_res *r = rq->res;
-	uint32_t access = svc_access_check(svc, rq, false);
+	struct csi_callers who;
+	uint32_t access = svc_access_check(svc, rq, NULL, false, &who);
 	uint32_t i, n, denied = 0;
 	uint64_t blocks = 0;
 	struct range_hashes rh;
@@ -333,7 +343,7 @@ int svc_getmap(struct csi_service *svc, struct sc_rpc_request *rq,
 		n = 0;
 		if (access != CSI_OK)
 			m->status = access;
-		else if (map_file(svc, rq, a->files[i], &rh, m, &n))
+		else if (map_file(svc, rq, &who, a->files[i], &rh, m, &n))
 			return -ENOMEM;
 		denied += m->status == CSI_ERR_ACCESS;
 		blocks += n;

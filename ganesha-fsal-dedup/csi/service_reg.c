@@ -163,6 +163,22 @@ struct svc_host *svc_host_by_id(struct csi_service *svc, uint64_t id)
 	return NULL;
 }
 
+/*
+ * A registration belongs to the address that made it (§4 item 6): a HELLO
+ * with its uuid from another address replaces it only once its lease
+ * lapsed, so a stranger who learnt a host's uuid cannot take its place.
+ */
+static bool hello_may_replace(const struct csi_service *svc,
+			      const struct svc_host *h,
+			      const struct sockaddr *src, uint64_t now)
+{
+	uint8_t addr[16];
+
+	if (!h->addr_known || svc_lease_lapsed(svc, h, now))
+		return true;
+	return addr_of(src, addr) && !memcmp(addr, h->addr, sizeof(addr));
+}
+
 int svc_hello(struct csi_service *svc, const struct csi_hello_args *a,
 	      struct csi_hello_res *r, const struct sockaddr *src)
 {
@@ -183,6 +199,11 @@ int svc_hello(struct csi_service *svc, const struct csi_hello_args *a,
 			h = c;
 		else if (!c->id && !free_slot)
 			free_slot = c;
+	}
+	if (h && !hello_may_replace(svc, h, src, now)) {
+		svc->gctr[G_HELLO_TAKEOVER]++;
+		r->status = CSI_ERR_ACCESS;
+		return 0;
 	}
 	if (h) {
 		/* §4 item 6: replaces the registration of this uuid. */

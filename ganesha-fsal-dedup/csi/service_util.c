@@ -108,18 +108,92 @@ bool svc_range_ok(const struct csi_service *svc, uint64_t lbn,
 }
 
 /*
- * §7 "Access", through the NFS server's exports.  Called without the
- * lock (the hook may take the server's own locks).
+ * §7 "Access", through the NFS server's exports: whom the call is to the
+ * exports that admit it (all of the store's, or export_path's alone),
+ * into out.  CSI_OK, CSI_ERR_ACCESS, or CSI_ERR_NOENT for an export_path
+ * the store has not.  Called without the lock (the hook may take the
+ * server's own locks).
  */
 uint32_t svc_access_check(struct csi_service *svc,
-			  const struct sc_rpc_request *rq, bool write)
+			  const struct sc_rpc_request *rq,
+			  const char *export_path, bool write,
+			  struct csi_callers *out)
 {
 	int rc;
 
-	if (!svc->hooks.access)
-		return CSI_OK;
-	rc = svc->hooks.access(svc->hooks.ctx, rq->peer, write);
-	return rc ? CSI_ERR_ACCESS : CSI_OK;
+	out->n = 0;
+	out->unchecked = !svc->hooks.admit;
+	if (out->unchecked)
+		return export_path ? CSI_ERR_NOENT : CSI_OK;
+	rc = svc->hooks.admit(svc->hooks.ctx, export_path, rq->peer,
+			      rq->auth_sys, write, out);
+	if (rc == -ENOENT)
+		return CSI_ERR_NOENT;
+	return rc || !out->n ? CSI_ERR_ACCESS : CSI_OK;
+}
+
+/*
+ * May caller c do want to a file of attributes a?  The mode bits as
+ * Ganesha's fsal_check_access_no_acl reads them (FSAL_DEDUP keeps no
+ * ACLs): uid 0 may do all but execute a file nobody may execute, the
+ * owner's bits apply to the owner, the group's to a member of the file's
+ * group (primary or supplementary), the others' to the rest; with
+ * owner_skip the owner may read and write whatever the bits say, as NFS
+ * READ and WRITE allow (test_access with owner_skip).
+ */
+static bool caller_may(const struct csi_caller *c, const struct dstore_attr *a,
+		       unsigned int want, bool owner_skip)
+{
+	uint32_t mode = a->mode, i;
+
+	if (owner_skip && c->uid == a->uid)
+		return true;
+	if (c->uid == 0)
+		return a->type == DSTORE_DIR || !(want & SVC_MAY_EXEC) ||
+		       (mode & 0111);
+	if (c->uid == a->uid) {
+		mode >>= 6;
+	} else if (c->gid == a->gid) {
+		mode >>= 3;
+	} else {
+		for (i = 0; i < c->ngids; i++) {
+			if (c->gids[i] == a->gid) {
+				mode >>= 3;
+				break;
+			}
+		}
+	}
+	return (mode & want) == want;
+}
+
+/* Whether one of the exports that admitted the call lets it do want. */
+bool svc_may(const struct csi_callers *who, const struct dstore_attr *a,
+	     unsigned int want, bool owner_skip)
+{
+	uint32_t i;
+
+	if (who->unchecked)
+		return true;
+	for (i = 0; i < who->n; i++)
+		if (caller_may(&who->c[i], a, want, owner_skip))
+			return true;
+	return false;
+}
+
+/*
+ * CSI_OK when the call may read (write false) or write the file of
+ * attributes a, as NFS READ and WRITE decide: a READ that the read bit
+ * refuses is let through by the execute bit, as Ganesha's nfs3_read
+ * does (a program is read to be run).
+ */
+uint32_t svc_file_open_to(const struct csi_callers *who,
+			  const struct dstore_attr *a, bool write)
+{
+	if (write)
+		return svc_may(who, a, SVC_MAY_WRITE, true) ? CSI_OK :
+							       CSI_ERR_ACCESS;
+	return svc_may(who, a, SVC_MAY_READ, true) ||
+	       svc_may(who, a, SVC_MAY_EXEC, false) ? CSI_OK : CSI_ERR_ACCESS;
 }
 
 /* Called by a call that let the lock go while it read or wrote the store. */

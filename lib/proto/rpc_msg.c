@@ -83,19 +83,50 @@ int sc_rpc_reply_open(const uint8_t *rec, size_t len, size_t *body)
 	}
 }
 
-bool sc_rpc_auth_sys_valid(const struct sc_rpc_auth *a)
+static void sc_rpc_xdr_auth_sys(struct sc_xdr *x, struct sc_rpc_auth_sys *s)
 {
-	const uint8_t *name;
-	const void *gids;
-	uint32_t stamp = 0, name_len = 0, uid = 0, gid = 0, ngids = 0;
+	const uint8_t *name = (const uint8_t *)"";
+	uint32_t name_len = 0, i;
+	const void *gids = s->gids;
+
+	sc_xdr_u32(x, &s->stamp);
+	sc_xdr_string(x, &name, &name_len, SC_RPC_AUTH_SYS_MAX_NAME);
+	sc_xdr_u32(x, &s->uid);
+	sc_xdr_u32(x, &s->gid);
+	if (x->op == SC_XDR_ENCODE) {
+		/* opaque of big-endian words, so the array is written here */
+		sc_xdr_u32(x, &s->ngids);
+		for (i = 0; i < s->ngids; i++)
+			sc_xdr_u32(x, &s->gids[i]);
+		return;
+	}
+	sc_xdr_fixed_array(x, &gids, &s->ngids, SC_RPC_AUTH_SYS_MAX_GIDS, 4);
+	for (i = 0; !x->err && i < s->ngids; i++)
+		s->gids[i] = sc_get_be32((const uint8_t *)gids + 4 * i);
+}
+
+int sc_rpc_auth_sys_decode(const struct sc_rpc_auth *a,
+			   struct sc_rpc_auth_sys *out)
+{
 	struct sc_xdr x;
 
-	/* authsys_parms (RFC 5531 appendix A), and nothing after it */
+	sc_memset(out, 0, sizeof(*out));
 	sc_xdr_init_decode(&x, a->body, a->len, NULL, 0);
-	sc_xdr_u32(&x, &stamp);
-	sc_xdr_string(&x, &name, &name_len, SC_RPC_AUTH_SYS_MAX_NAME);
-	sc_xdr_u32(&x, &uid);
-	sc_xdr_u32(&x, &gid);
-	sc_xdr_fixed_array(&x, &gids, &ngids, SC_RPC_AUTH_SYS_MAX_GIDS, 4);
-	return !x.err && x.pos == a->len;
+	sc_rpc_xdr_auth_sys(&x, out);
+	return !x.err && x.pos == a->len ? 0 : -SC_EBADMSG;
+}
+
+void sc_rpc_auth_sys_encode(const struct sc_rpc_auth_sys *s, uint8_t *buf,
+			    struct sc_rpc_auth *a)
+{
+	struct sc_rpc_auth_sys c = *s;
+	struct sc_xdr x;
+
+	if (c.ngids > SC_RPC_AUTH_SYS_MAX_GIDS)
+		c.ngids = SC_RPC_AUTH_SYS_MAX_GIDS;
+	sc_xdr_init_encode(&x, buf, SC_RPC_AUTH_SYS_MAX_BODY);
+	sc_rpc_xdr_auth_sys(&x, &c);
+	a->flavor = SC_RPC_AUTH_SYS;
+	a->body = buf;
+	a->len = (uint32_t)x.pos;
 }

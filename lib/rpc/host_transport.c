@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "seacache/host_transport.h"
 #include "seacache/peer_client.h"
@@ -89,9 +90,15 @@ int sc_host_transport_open(const struct sc_host_transport_opts *o,
 			   struct sc_host_transport *tr,
 			   struct sc_host_transport_state **out)
 {
+	/*
+	 * The host agent calls with its own credential; as root from a
+	 * reserved port, as an NFS client does, so that a PrivilegedPort
+	 * export admits it.
+	 */
 	struct sc_rpc_client_opts co = { .host = o->server, .port = o->port,
 					 .prog = CSI_PROG,
-					 .timeout_ms = o->timeout_ms };
+					 .timeout_ms = o->timeout_ms,
+					 .reserved_port = geteuid() == 0 };
 	struct sc_host_transport_state *st = calloc(1, sizeof(*st));
 	int err;
 

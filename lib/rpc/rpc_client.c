@@ -65,6 +65,8 @@ struct sc_rpc_client {
 	struct sc_rpc_client_opts o;
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
+	struct sc_rpc_auth cred;	/* every call's */
+	uint8_t cred_body[SC_RPC_AUTH_SYS_MAX_BODY];
 
 	pthread_mutex_t lock;		/* everything below */
 	pthread_cond_t cond;		/* a slot freed, or the connection broke */
@@ -77,9 +79,36 @@ struct sc_rpc_client {
 	struct call_slot *slots;
 };
 
+/*
+ * A port below 1024 for fd, as NFS clients take one for an export that
+ * asks for it (PrivilegedPort): from the top of the range down, the way
+ * the kernel's SUNRPC does.  -EADDRINUSE when every one is taken.
+ */
+static int bind_reserved(int fd, int family)
+{
+	struct sockaddr_storage ss;
+	unsigned int port;
+
+	for (port = SC_RPC_RESVPORT_MAX; port >= SC_RPC_RESVPORT_MIN; port--) {
+		memset(&ss, 0, sizeof(ss));
+		ss.ss_family = (sa_family_t)family;
+		if (family == AF_INET6)
+			((struct sockaddr_in6 *)&ss)->sin6_port =
+				htons((uint16_t)port);
+		else
+			((struct sockaddr_in *)&ss)->sin_port =
+				htons((uint16_t)port);
+		if (bind(fd, (struct sockaddr *)&ss, sizeof(ss)) == 0)
+			return 0;
+		if (errno != EADDRINUSE)
+			return -errno;
+	}
+	return -EADDRINUSE;
+}
+
 /* Connect with the call timeout; the socket is left non-blocking. */
 static int connect_timed(const struct sockaddr_storage *ss, socklen_t len,
-			 int timeout_ms)
+			 int timeout_ms, bool reserved_port)
 {
 	int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
 			0);
@@ -90,6 +119,13 @@ static int connect_timed(const struct sockaddr_storage *ss, socklen_t len,
 	if (fd < 0)
 		return -errno;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (reserved_port) {
+		err = bind_reserved(fd, ss->ss_family);
+		if (err) {
+			close(fd);
+			return err;
+		}
+	}
 	if (connect(fd, (const struct sockaddr *)ss, len) == 0)
 		return fd;
 	err = -errno;
@@ -153,7 +189,8 @@ static int conn_ensure(struct sc_rpc_client *c)
 	cn = calloc(1, sizeof(*cn));
 	if (!cn)
 		return -ENOMEM;
-	fd = connect_timed(&c->addr, c->addrlen, c->o.timeout_ms);
+	fd = connect_timed(&c->addr, c->addrlen, c->o.timeout_ms,
+			   c->o.reserved_port);
 	if (fd < 0) {
 		free(cn);
 		return fd;
@@ -165,10 +202,43 @@ static int conn_ensure(struct sc_rpc_client *c)
 	return 0;
 }
 
+int sc_rpc_auth_sys_self(struct sc_rpc_auth_sys *out)
+{
+	gid_t groups[SC_RPC_AUTH_SYS_MAX_GIDS];
+	int n = getgroups(SC_RPC_AUTH_SYS_MAX_GIDS, groups), i;
+
+	memset(out, 0, sizeof(*out));
+	if (n < 0 && errno == EINVAL) {
+		/* more than AUTH_SYS carries: the first 16, as NFS sends */
+		gid_t *all;
+		int total = getgroups(0, NULL);
+
+		all = total > 0 ? calloc((size_t)total, sizeof(*all)) : NULL;
+		if (!all)
+			return -ENOMEM;
+		n = getgroups(total, all);
+		if (n > (int)SC_RPC_AUTH_SYS_MAX_GIDS)
+			n = SC_RPC_AUTH_SYS_MAX_GIDS;
+		if (n > 0)
+			memcpy(groups, all, (size_t)n * sizeof(*groups));
+		free(all);
+	}
+	if (n < 0)
+		return -errno;
+	out->stamp = (uint32_t)time(NULL);
+	out->uid = (uint32_t)geteuid();
+	out->gid = (uint32_t)getegid();
+	for (i = 0; i < n; i++)
+		out->gids[i] = (uint32_t)groups[i];
+	out->ngids = (uint32_t)n;
+	return 0;
+}
+
 int sc_rpc_client_open(const struct sc_rpc_client_opts *o,
 		       struct sc_rpc_client **out)
 {
 	struct sc_rpc_client *c = calloc(1, sizeof(*c));
+	struct sc_rpc_auth_sys self;
 	int err = -ENOMEM;
 	unsigned int i;
 
@@ -182,6 +252,14 @@ int sc_rpc_client_open(const struct sc_rpc_client_opts *o,
 	if (!c->o.max_record)
 		c->o.max_record = SC_RPC_MAX_RECORD_DEFAULT;
 	c->next_xid = (uint32_t)time(NULL) ^ ((uint32_t)getpid() << 16);
+	if (o->cred) {
+		sc_rpc_auth_sys_encode(o->cred, c->cred_body, &c->cred);
+	} else {
+		err = sc_rpc_auth_sys_self(&self);
+		if (err)
+			goto fail;
+		sc_rpc_auth_sys_encode(&self, c->cred_body, &c->cred);
+	}
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_mutex_init(&c->send_lock, NULL);
 	pthread_cond_init(&c->cond, NULL);
@@ -290,7 +368,8 @@ int sc_rpc_start(struct sc_rpc_client *c, uint32_t proc, const void *args,
 	const struct csi_proc_info *pi = csi_proc_find(c->o.prog, proc);
 	int64_t deadline = sc_now_ms() + c->o.timeout_ms;
 	struct sc_rpc_call_hdr h = { .rpcvers = SC_RPC_VERSION, .prog = c->o.prog,
-				  .vers = CSI_VERS, .proc = proc };
+				  .vers = CSI_VERS, .proc = proc,
+				  .cred = c->cred };
 	struct call_slot *s = NULL;
 	struct conn *cn;
 	unsigned int i;

@@ -715,6 +715,7 @@ static void serve_call(const struct sc_rpc_server *s, struct srv_scratch *w,
 	struct sc_rpc_reply_hdr rh = { .reply_stat = SC_RPC_MSG_ACCEPTED,
 				    .accept_stat = SC_RPC_SUCCESS };
 	struct sc_rpc_call_hdr ch = { 0 };
+	struct sc_rpc_auth_sys sys;
 	struct sc_rpc_request rq = {
 		.call = &ch, .peer = (const struct sockaddr *)&call->c->peer,
 		.pool = s->pool };
@@ -743,7 +744,7 @@ static void serve_call(const struct sc_rpc_server *s, struct srv_scratch *w,
 		rh.reject_stat = SC_RPC_AUTH_ERROR;
 		rh.auth_stat = SC_RPC_AUTH_TOOWEAK;
 	} else if (ch.cred.flavor == SC_RPC_AUTH_SYS &&
-		   !sc_rpc_auth_sys_valid(&ch.cred)) {
+		   sc_rpc_auth_sys_decode(&ch.cred, &sys)) {
 		rh.reply_stat = SC_RPC_MSG_DENIED;
 		rh.reject_stat = SC_RPC_AUTH_ERROR;
 		rh.auth_stat = SC_RPC_AUTH_BADCRED;
@@ -766,6 +767,8 @@ static void serve_call(const struct sc_rpc_server *s, struct srv_scratch *w,
 			memset(w->res, 0, csi_msgs[rq.proc->res].size);
 			rq.args = w->args;
 			rq.res = w->res;
+			if (ch.cred.flavor == SC_RPC_AUTH_SYS)
+				rq.auth_sys = &sys;
 			if (svc->handle(svc->ctx, &rq) < 0)
 				rh.accept_stat = SC_RPC_SYSTEM_ERR;
 			else

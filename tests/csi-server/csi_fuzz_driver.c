@@ -814,6 +814,7 @@ static unsigned int allowed(struct fz *f, const uint8_t *b, size_t n,
 			    struct sc_rpc_call_hdr *ch,
 			    const struct csi_proc_info **pi)
 {
+	struct sc_rpc_auth_sys sys;
 	unsigned int m = 0;
 	struct sc_xdr x;
 
@@ -827,7 +828,7 @@ static unsigned int allowed(struct fz *f, const uint8_t *b, size_t n,
 	if (ch->cred.flavor > SC_RPC_AUTH_SYS)
 		m |= A_TOOWEAK;
 	if (ch->cred.flavor == SC_RPC_AUTH_SYS &&
-	    !sc_rpc_auth_sys_valid(&ch->cred))
+	    sc_rpc_auth_sys_decode(&ch->cred, &sys))
 		m |= A_BADCRED;
 	if (ch->verf.flavor != SC_RPC_AUTH_NONE)
 		m |= A_AUTH_ANY;	/* "a receiver MAY ignore it" */

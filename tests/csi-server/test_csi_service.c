@@ -487,13 +487,13 @@ static struct sockaddr_in sin_of(const char *ip, uint16_t port)
 	return s;
 }
 
-/* Offered features, the host limit, source binding (§4 item 4). */
+/* Offered features, the host limit, source binding (§4 items 4 and 6). */
 static void test_hello_config_and_binding(void **state)
 {
 	struct csi_service_config cfg;
 	struct csi_service *svc;
 	struct csi_hello_args ha;
-	struct csi_hello_res hr;
+	struct csi_hello_res hr, hr2;
 	struct csi_evict_args ea;
 	struct csi_evict_res er;
 	struct sockaddr_in s1 = sin_of("10.0.0.1", 1234),
@@ -525,6 +525,11 @@ static void test_hello_config_and_binding(void **state)
 	assert_int_equal(direct(svc, CSI_PROC_EVICT, &ea, &er, NULL),
 			 CSI_ERR_UNKNOWN_HOST);
 	/* The registration survives a call from the wrong address. */
+	assert_int_equal(direct(svc, CSI_PROC_EVICT, &ea, &er,
+				(struct sockaddr *)&s1), CSI_OK);
+	/* ... and a HELLO of its uuid from another one (§4 item 6) */
+	assert_int_equal(direct(svc, CSI_PROC_HELLO, &ha, &hr2,
+				(struct sockaddr *)&s2), CSI_ERR_ACCESS);
 	assert_int_equal(direct(svc, CSI_PROC_EVICT, &ea, &er,
 				(struct sockaddr *)&s1), CSI_OK);
 
@@ -1020,32 +1025,47 @@ static uint64_t fake_unix_clock(void *ctx)
 	return atomic_load(&fake_unix);
 }
 
-/* The NFS server's side, as the hooks see it. */
-static _Atomic int access_rc;		/* what access() answers reads */
+/*
+ * The NFS server's side, as the hooks see it: one export, "/vdi", that
+ * admits every call but as access_rc and write_access_rc say, and gives
+ * the caller as its credential names it, root squashed to 65534 when
+ * squash_root is set.
+ */
+static _Atomic int access_rc;		/* what admit() answers reads */
 static _Atomic int write_access_rc;	/* ... and writes */
+static _Atomic bool squash_root;
 static _Atomic uint64_t changed_ino;
 static _Atomic unsigned int changed_calls;
 
-static int test_export_root(void *ctx, const char *export_path,
-			    const struct sockaddr *host, uint64_t *root)
+#define ANON_ID 65534u
+
+static int test_admit(void *ctx, const char *export_path,
+		      const struct sockaddr *host,
+		      const struct sc_rpc_auth_sys *cred, bool write,
+		      struct csi_callers *out)
 {
+	struct csi_caller *c = &out->c[0];
+	uint32_t i;
+
 	(void)ctx;
 	assert_non_null(host);
-	if (strcmp(export_path, "/vdi"))
+	if (export_path && strcmp(export_path, "/vdi"))
 		return -ENOENT;
 	if (atomic_load(&access_rc))
 		return atomic_load(&access_rc);
-	*root = DSTORE_ROOT_INO;
+	if (write && atomic_load(&write_access_rc))
+		return atomic_load(&write_access_rc);
+	memset(c, 0, sizeof(*c));
+	c->uid = c->gid = ANON_ID;
+	if (cred && !(cred->uid == 0 && atomic_load(&squash_root))) {
+		c->uid = cred->uid;
+		c->gid = cred->gid;
+		c->ngids = cred->ngids;
+		for (i = 0; i < cred->ngids; i++)
+			c->gids[i] = cred->gids[i];
+	}
+	out->n = 1;
 	return 0;
-}
-
-static int test_access(void *ctx, const struct sockaddr *host, bool write)
-{
-	(void)ctx;
-	assert_non_null(host);
-	if (atomic_load(&access_rc))
-		return atomic_load(&access_rc);
-	return write ? atomic_load(&write_access_rc) : 0;
 }
 
 static void test_file_changed(void *ctx, uint64_t ino)
@@ -1056,8 +1076,7 @@ static void test_file_changed(void *ctx, uint64_t ino)
 }
 
 static const struct csi_service_hooks test_hooks = {
-	.export_root = test_export_root,
-	.access = test_access,
+	.admit = test_admit,
 	.file_changed = test_file_changed,
 };
 
@@ -1068,6 +1087,7 @@ static void hooks_cfg(struct csi_service_config *cfg)
 	cfg->unix_s = fake_unix_clock;
 	atomic_store(&access_rc, 0);
 	atomic_store(&write_access_rc, 0);
+	atomic_store(&squash_root, false);
 }
 
 static void env_start_hooks(struct env *e)
@@ -1713,6 +1733,8 @@ static void test_lookup_access(void **state)
 	struct dstore_new sym = { .type = DSTORE_SYMLINK, .mode = 0777,
 				  .symlink = "c1" };
 	struct dstore_new reg = { .type = DSTORE_REG, .mode = 0644 };
+	struct csi_stats_args sa = { .per_host = false };
+	struct csi_stats_res sr;
 	struct csi_fileattr fa;
 	struct csi_read_res r;
 	struct sc_rpc_reply *rep;
@@ -1759,7 +1781,16 @@ static void test_lookup_access(void **state)
 	assert_int_equal(read_status(&e, A, ino_c1, 0, 1, CSI_READ_WANT_DATA),
 			 CSI_ERR_ACCESS);
 	gethashes_expect(&e, A, ino_c1, 0, 1, CSI_ERR_ACCESS, NULL, 0);
-	assert_int_equal(counter(&e, A.host, "errors.access"), 3);
+	/* nor is it let register, keep its lease or read STATS */
+	assert_int_equal(evict(&e, A, NULL, 0), CSI_ERR_ACCESS);
+	assert_int_equal(hello_full(&e, 1, CSI_FEAT_ALL).status,
+			 CSI_ERR_ACCESS);
+	assert_int_equal(sc_rpc_call(e.c, CSI_PROC_STATS, &sa, &sr, &rep), 0);
+	assert_int_equal(sr.status, CSI_ERR_ACCESS);
+	sc_rpc_reply_free(rep);
+	atomic_store(&access_rc, 0);
+	assert_int_equal(counter(&e, A.host, "errors.access"), 4);
+	assert_int_equal(counter(&e, 0, "errors.not_admitted"), 2);
 	env_stop(&e);
 }
 
@@ -1798,6 +1829,136 @@ static uint32_t getmap_status(struct env *e, struct reg g,
 static bool map_hole(const struct csi_map_file *m, uint32_t i)
 {
 	return m->holes[i / 8] & (1u << (i % 8));
+}
+
+/* A client of e's service whose calls carry credential uid, gid, groups. */
+static struct sc_rpc_client *client_as(struct env *e, uint32_t uid,
+				       uint32_t gid, uint32_t group)
+{
+	struct sc_rpc_auth_sys cred = { .uid = uid, .gid = gid };
+	struct sc_rpc_client_opts co = { .host = "127.0.0.1", .prog = CSI_PROG,
+					 .port = sc_rpc_server_port(e->srv),
+					 .timeout_ms = 20000, .cred = &cred };
+	struct sc_rpc_client *c;
+
+	if (group) {
+		cred.gids[0] = group;
+		cred.ngids = 1;
+	}
+	assert_int_equal(sc_rpc_client_open(&co, &c), 0);
+	return c;
+}
+
+/*
+ * Each call's credential against the file's owner, group and mode (§7
+ * "Access"), as NFS READ, WRITE and LOOKUP decide: the owner reads and
+ * writes whatever the bits say; group bits for the file's group, also a
+ * supplementary one; others' bits for the rest; execute lets a READ
+ * through; root passes unless the export squashes it; a directory is
+ * searched only with its execute bit.  GET_MAP answers per file.
+ */
+static void test_file_modes(void **state)
+{
+	struct dstore_new priv = { .type = DSTORE_DIR, .mode = 0700,
+				   .uid = 1000, .gid = 1000 };
+	struct dstore_new f640 = { .type = DSTORE_REG, .mode = 0640,
+				   .uid = 1000, .gid = 1000 };
+	struct dstore_new f000 = { .type = DSTORE_REG, .mode = 0000,
+				   .uid = 1000, .gid = 1000 };
+	struct dstore_new f711 = { .type = DSTORE_REG, .mode = 0711,
+				   .uid = 1000, .gid = 1000 };
+	struct sc_rpc_client *root, *owner, *member, *other, *c;
+	struct csi_write_block b[1];
+	struct csi_getmap_res mr;
+	struct sc_rpc_reply *rep;
+	struct dstore_attr d, a640, a000, a711, x;
+	uint64_t files[2];
+	struct env e;
+	struct reg A;
+
+	(void)state;
+	assert_int_equal(dstore_create(ds, DSTORE_ROOT_INO, "priv", &priv, &d),
+			 0);
+	assert_int_equal(dstore_create(ds, d.ino, "in", &f640, &x), 0);
+	assert_int_equal(dstore_create(ds, DSTORE_ROOT_INO, "m640", &f640,
+				       &a640), 0);
+	assert_int_equal(dstore_create(ds, DSTORE_ROOT_INO, "m000", &f000,
+				       &a000), 0);
+	assert_int_equal(dstore_create(ds, DSTORE_ROOT_INO, "m711", &f711,
+				       &a711), 0);
+	assert_int_equal(dstore_write(ds, a640.ino, 0, clone_bytes, BS, true,
+				      NULL), BS);
+	env_start_hooks(&e);
+	A = hello(&e, 1, CSI_FEAT_ALL);
+	root = e.c;
+	owner = client_as(&e, 1000, 1000, 0);
+	member = client_as(&e, 2000, 2000, 1000);
+	other = client_as(&e, 3000, 3000, 0);
+
+	/* reads: owner, a supplementary member, not others; root */
+	e.c = owner;
+	assert_int_equal(read_status(&e, A, a640.ino, 0, 1, CSI_READ_WANT_DATA),
+			 CSI_OK);
+	assert_int_equal(read_status(&e, A, a000.ino, 0, 1, CSI_READ_WANT_DATA),
+			 CSI_OK);
+	e.c = member;
+	assert_int_equal(read_status(&e, A, a640.ino, 0, 1, CSI_READ_WANT_DATA),
+			 CSI_OK);
+	gethashes_expect(&e, A, a000.ino, 0, 1, CSI_ERR_ACCESS, NULL, 0);
+	e.c = other;
+	assert_int_equal(read_status(&e, A, a640.ino, 0, 1, CSI_READ_WANT_DATA),
+			 CSI_ERR_ACCESS);
+	gethashes_expect(&e, A, a640.ino, 0, 1, CSI_ERR_ACCESS, NULL, 0);
+	/* execute only: read as a program is */
+	assert_int_equal(read_status(&e, A, a711.ino, 0, 1, CSI_READ_WANT_DATA),
+			 CSI_OK);
+	e.c = root;
+	assert_int_equal(read_status(&e, A, a000.ino, 0, 1, CSI_READ_WANT_DATA),
+			 CSI_OK);
+
+	/* writes: the owner, whatever the bits; nobody else here */
+	b[0] = wblock_data(clone_bytes + BS, BS);
+	e.c = owner;
+	assert_int_equal(write_status(&e, A, a000.ino, 0, BS, b, 1), CSI_OK);
+	e.c = member;
+	assert_int_equal(write_status(&e, A, a640.ino, 0, BS, b, 1),
+			 CSI_ERR_ACCESS);
+	e.c = other;
+	assert_int_equal(write_status(&e, A, a640.ino, 0, BS, b, 1),
+			 CSI_ERR_ACCESS);
+
+	/* GET_MAP: each file its own answer */
+	files[0] = a640.ino;
+	files[1] = a711.ino;
+	assert_int_equal(getmap_call(&e, A, files, 2, 0, 1, &mr, &rep), CSI_OK);
+	assert_int_equal(mr.nfiles, 2);
+	assert_int_equal(mr.files[0].status, CSI_ERR_ACCESS);
+	assert_int_equal(mr.files[1].status, CSI_OK);
+	sc_rpc_reply_free(rep);
+
+	/* LOOKUP searches a directory only with its execute bit */
+	assert_int_equal(lookup(&e, A, "/vdi", "priv/in", NULL),
+			 CSI_ERR_ACCESS);
+	assert_int_equal(lookup(&e, A, "/vdi", "m640", NULL), CSI_OK);
+	e.c = owner;
+	assert_int_equal(lookup(&e, A, "/vdi", "priv/in", NULL), CSI_OK);
+
+	/* root squashed is nobody: others' bits */
+	atomic_store(&squash_root, true);
+	e.c = root;
+	assert_int_equal(read_status(&e, A, a640.ino, 0, 1, CSI_READ_WANT_DATA),
+			 CSI_ERR_ACCESS);
+	assert_int_equal(write_status(&e, A, a640.ino, 0, BS, b, 1),
+			 CSI_ERR_ACCESS);
+	assert_int_equal(lookup(&e, A, "/vdi", "priv/in", NULL),
+			 CSI_ERR_ACCESS);
+	assert_int_equal(read_status(&e, A, ino_c1, 0, 1, CSI_READ_WANT_DATA),
+			 CSI_OK);
+	atomic_store(&squash_root, false);
+	assert_int_equal(counter(&e, A.host, "errors.access"), 10);
+	for (c = owner; c; c = c == owner ? member : c == member ? other : NULL)
+		sc_rpc_client_close(c);
+	env_stop(&e);
 }
 
 /*
@@ -1987,8 +2148,8 @@ static void test_getmap_statuses(void **state)
 	sc_rpc_reply_free(rep);
 	/* ... after the call's own checks */
 	assert_int_equal(getmap_status(&e, A, three, 3, 0, 0), CSI_ERR_INVAL);
-	assert_int_equal(counter(&e, A.host, "errors.access"), 3);
 	atomic_store(&access_rc, 0);
+	assert_int_equal(counter(&e, A.host, "errors.access"), 3);
 	assert_int_equal(counter(&e, A.host, "get_map.calls"), 11);
 
 	/* MAP only with READ_HASH, and NOTSUPP without it */
@@ -2270,6 +2431,7 @@ int main(void)
 		cmocka_unit_test(test_coop_disk_first),
 		cmocka_unit_test(test_dedup_write),
 		cmocka_unit_test(test_lookup_access),
+		cmocka_unit_test(test_file_modes),
 		cmocka_unit_test(test_getmap),
 		cmocka_unit_test(test_getmap_statuses),
 		cmocka_unit_test(test_getmap_grant),

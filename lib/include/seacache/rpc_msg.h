@@ -31,12 +31,32 @@ enum sc_rpc_auth_flavor { SC_RPC_AUTH_NONE = 0, SC_RPC_AUTH_SYS = 1 };
 #define SC_RPC_AUTH_TOOWEAK 5u
 #define SC_RPC_AUTH_SYS_MAX_NAME 255u
 #define SC_RPC_AUTH_SYS_MAX_GIDS 16u
+/* The ports a client binds for a PrivilegedPort export: SUNRPC's range. */
+#define SC_RPC_RESVPORT_MIN 665u
+#define SC_RPC_RESVPORT_MAX 1023u
 
 struct sc_rpc_auth {
 	uint32_t flavor;
 	const uint8_t *body;		/* opaque<400>, points into the input */
 	uint32_t len;
 };
+
+/*
+ * An AUTH_SYS credential (authsys_parms, RFC 5531 appendix A) as the CSI
+ * programs use it: who the caller says it is, which the server checks
+ * against the export's rules as NFS does.  The machine name is neither
+ * sent (an empty string) nor kept: nothing trusts it.
+ */
+struct sc_rpc_auth_sys {
+	uint32_t stamp;
+	uint32_t uid;
+	uint32_t gid;
+	uint32_t ngids;
+	uint32_t gids[SC_RPC_AUTH_SYS_MAX_GIDS];
+};
+
+/* The body sc_rpc_auth_sys_encode writes: at most this many bytes. */
+#define SC_RPC_AUTH_SYS_MAX_BODY (4u * (5u + SC_RPC_AUTH_SYS_MAX_GIDS))
 
 struct sc_rpc_call_hdr {
 	uint32_t xid;
@@ -78,7 +98,19 @@ void sc_rpc_xdr_reply_hdr(struct sc_xdr *x, struct sc_rpc_reply_hdr *h);
  * rest).
  */
 int sc_rpc_reply_open(const uint8_t *rec, size_t len, size_t *body);
-/* Does an AUTH_SYS credential's body decode exactly as authsys_parms? */
-bool sc_rpc_auth_sys_valid(const struct sc_rpc_auth *a);
+/*
+ * An AUTH_SYS credential's body, which must decode exactly as
+ * authsys_parms (machine name of at most 255 bytes, at most 16 groups,
+ * nothing after them), into out: 0 or -SC_EBADMSG.
+ */
+int sc_rpc_auth_sys_decode(const struct sc_rpc_auth *a,
+			   struct sc_rpc_auth_sys *out);
+/*
+ * s as an AUTH_SYS credential: its body written to buf (room for
+ * SC_RPC_AUTH_SYS_MAX_BODY bytes, which a then points to), groups past
+ * the 16 AUTH_SYS carries left out.
+ */
+void sc_rpc_auth_sys_encode(const struct sc_rpc_auth_sys *s, uint8_t *buf,
+			    struct sc_rpc_auth *a);
 
 #endif /* SEACACHE_RPC_MSG_H */

@@ -30,9 +30,22 @@ struct sc_rpc_client_opts {
 	int timeout_ms;			/* per call; 0: SC_CSI_CALL_TIMEOUT_MS */
 	unsigned int max_inflight;	/* calls started, not finished; 0: 64 */
 	size_t max_record;		/* 0: SC_RPC_MAX_RECORD_DEFAULT */
+	/*
+	 * The AUTH_SYS credential of every call; NULL: the process's own
+	 * (sc_rpc_auth_sys_self), as an NFS client sends its caller's.
+	 */
+	const struct sc_rpc_auth_sys *cred;
+	/*
+	 * Connect from a port below 1024 (root only), as NFS clients do for
+	 * an export with PrivilegedPort ("secure").
+	 */
+	bool reserved_port;
 };
 
 struct sc_rpc_client;
+
+/* The calling process's effective uid, gid and first 16 groups. */
+int sc_rpc_auth_sys_self(struct sc_rpc_auth_sys *out);
 
 /*
  * The memory a decoded result points into; free it when done with the
@@ -80,6 +93,8 @@ void sc_rpc_reply_free(struct sc_rpc_reply *r);
 struct sc_rpc_request {
 	const struct sc_rpc_call_hdr *call;
 	const struct sockaddr *peer;	/* the caller (registrations bind to it) */
+	/* its AUTH_SYS credential, decoded; NULL: it sent AUTH_NONE */
+	const struct sc_rpc_auth_sys *auth_sys;
 	const struct csi_proc_info *proc;
 	const void *args;		/* decoded arguments */
 	void *res;			/* zeroed result struct to fill */
