@@ -79,6 +79,9 @@ struct scfs_sb_info {
 	unsigned long connect_delay;		/* jiffies, doubling */
 	struct delayed_work idle_work;		/* leases, eviction notices */
 	struct shrinker shrinker;	/* the host's cache, under pressure */
+	/* the cache's blocks: the mounter's memcg, the shrinker's list_lru */
+	struct sc_block_mem block_mem;
+	bool block_mem_ready;
 	struct scfs_fallback_stats fb;
 	struct kobject kobj;		/* /sys/fs/seacache/<major:minor> */
 	struct completion kobj_released;
@@ -203,6 +206,7 @@ void scfs_sysfs_del(struct super_block *sb);
 /* Once the super block's host may start; unregister before it stops. */
 int scfs_shrinker_register(struct super_block *sb);
 void scfs_shrinker_unregister(struct super_block *sb);
+void scfs_block_mem_destroy(struct super_block *sb);
 
 /* ---- transport.c: CSI over kernel TCP sockets -------------------------- */
 struct scfs_transport;

@@ -7,11 +7,20 @@
  * stops counting them as held here.  The cache then holds no more than
  * what is left until memory is free again (lib/include/seacache/ccache.h).
  *
- * The host's calls allocate under the host cache's lock in a NOFS scope,
- * and reclaim from such a scope arrives here without __GFP_FS: taking the
- * lock then could deadlock on ourselves, so neither count nor scan does.
- * Otherwise the work is short: the lock, some evictions and frees, no
- * network and no allocation.
+ * The blocks are pages charged to the memory cgroup of whoever mounted
+ * (lib/env/kernel/block_mem.c), each with an entry on the mount's
+ * list_lru, so the shrinker is memcg-aware: a cgroup at its limit
+ * reclaims the caches it owns, and other cgroups' reclaim never empties
+ * them.  It is NUMA-aware in its counts: a node's reclaim is told of the
+ * blocks on that node, and asks for no more.  The victims are still the
+ * policy's, which on a machine of several nodes may sit on another one:
+ * the policy knows recency and sharing, not nodes.
+ *
+ * Neither count nor scan waits for anything: the count is the list_lru's,
+ * and the scan gives up (SHRINK_STOP) when the host cache's lock is held,
+ * which covers reclaim entered from an allocation under that lock.  The
+ * work itself is short: some evictions and frees, no network and no
+ * allocation.
  */
 #include "seacache.h"
 
@@ -24,29 +33,24 @@ static unsigned long scfs_shrink_count(struct shrinker *s,
 				       struct shrink_control *sc)
 {
 	struct scfs_sb_info *sbi = scfs_shrinker_sbi(s);
-	unsigned long n = 0;
-	struct sc_host *host;
-	int idx;
 
-	if (!(sc->gfp_mask & __GFP_FS))
+	/*
+	 * Registered before the list_lru, which needs the shrinker's id:
+	 * pairs with the release in scfs_shrinker_register.
+	 */
+	if (!smp_load_acquire(&sbi->block_mem_ready))
 		return 0;
-	host = scfs_host_enter(sbi->sb, &idx);
-	if (host)
-		n = sc_host_cache_blocks(host);
-	scfs_host_exit(sbi->sb, idx);
-	return n;
+	return sc_block_mem_count(&sbi->block_mem, sc);
 }
 
 static unsigned long scfs_shrink_scan(struct shrinker *s,
 				      struct shrink_control *sc)
 {
 	struct scfs_sb_info *sbi = scfs_shrinker_sbi(s);
-	unsigned long freed = SHRINK_STOP;
+	unsigned long freed = 0;
 	struct sc_host *host;
 	int idx;
 
-	if (!(sc->gfp_mask & __GFP_FS))
-		return SHRINK_STOP;
 	host = scfs_host_enter(sbi->sb, &idx);
 	if (host) {
 		freed = sc_host_shrink(host, min_t(unsigned long,
@@ -56,22 +60,41 @@ static unsigned long scfs_shrink_scan(struct shrinker *s,
 			mod_delayed_work(system_wq, &sbi->idle_work, 0);
 	}
 	scfs_host_exit(sbi->sb, idx);
-	return freed;
+	return freed ? freed : SHRINK_STOP;
 }
 
 int scfs_shrinker_register(struct super_block *sb)
 {
 	struct scfs_sb_info *sbi = scfs_sb(sb);
+	int err;
 
 	sbi->shrinker.count_objects = scfs_shrink_count;
 	sbi->shrinker.scan_objects = scfs_shrink_scan;
 	sbi->shrinker.seeks = DEFAULT_SEEKS;
-	return register_shrinker(&sbi->shrinker, "seacache-%u:%u",
-				 MAJOR(sb->s_dev), MINOR(sb->s_dev));
+	sbi->shrinker.flags = SHRINKER_MEMCG_AWARE | SHRINKER_NUMA_AWARE;
+	err = register_shrinker(&sbi->shrinker, "seacache-%u:%u",
+				MAJOR(sb->s_dev), MINOR(sb->s_dev));
+	if (err)
+		return err;
+	err = sc_block_mem_init(&sbi->block_mem, &sbi->shrinker);
+	if (err)
+		return err;
+	/* the list_lru whole before a count sees it: pairs with its acquire */
+	smp_store_release(&sbi->block_mem_ready, true);
+	return 0;
 }
 
 void scfs_shrinker_unregister(struct super_block *sb)
 {
 	/* a no-op if never registered */
 	unregister_shrinker(&scfs_sb(sb)->shrinker);
+}
+
+/* After the host, whose cache's blocks were the list_lru's entries. */
+void scfs_block_mem_destroy(struct super_block *sb)
+{
+	struct scfs_sb_info *sbi = scfs_sb(sb);
+
+	if (sbi->block_mem_ready)
+		sc_block_mem_destroy(&sbi->block_mem);
 }

@@ -179,6 +179,7 @@ static int scfs_host_start(struct super_block *sb)
 		.variant = sbi->opts.variant,
 		.cache_blocks = sbi->opts.cache_bytes >> 12,
 		.policy = sbi->opts.policy,
+		.block_mem = &sbi->block_mem,
 		.io_retries = SCFS_IO_RETRIES,
 		.fail_fast = true,
 	};
@@ -380,6 +381,10 @@ static int scfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	err = scfs_sysfs_add(sb);
 	if (err)
 		return err;
+	/* the cache's memory, given back under pressure (shrinker.c) */
+	err = scfs_shrinker_register(sb);
+	if (err)
+		return err;
 	mutex_lock(&sbi->host_lock);
 	err = scfs_host_start(sb);
 	mutex_unlock(&sbi->host_lock);
@@ -389,8 +394,7 @@ static int scfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		sbi->connect_delay = HZ;
 		schedule_delayed_work(&sbi->connect_work, sbi->connect_delay);
 	}
-	/* the cache's memory given back under pressure (shrinker.c) */
-	return scfs_shrinker_register(sb);
+	return 0;
 }
 
 static void scfs_kill_sb(struct super_block *sb)
@@ -411,6 +415,7 @@ static void scfs_kill_sb(struct super_block *sb)
 		return;
 	if (sbi->tr)
 		scfs_transport_destroy(sbi->tr);
+	scfs_block_mem_destroy(sb);	/* the host gave its blocks back */
 	if (sbi->host_srcu_ready)
 		cleanup_srcu_struct(&sbi->host_srcu);
 	path_put(&sbi->lower);
@@ -531,15 +536,20 @@ static int __init scfs_init(void)
 
 	if (err)
 		return err;
-	err = scfs_sysfs_init();
+	err = sc_block_mem_module_init();
 	if (err)
 		goto out_cache;
+	err = scfs_sysfs_init();
+	if (err)
+		goto out_blocks;
 	err = register_filesystem(&scfs_fs_type);
 	if (err)
 		goto out_sysfs;
 	return 0;
 out_sysfs:
 	scfs_sysfs_exit();
+out_blocks:
+	sc_block_mem_module_exit();
 out_cache:
 	scfs_inode_cache_destroy();
 	return err;
@@ -549,6 +559,7 @@ static void __exit scfs_exit(void)
 {
 	unregister_filesystem(&scfs_fs_type);
 	scfs_sysfs_exit();
+	sc_block_mem_module_exit();
 	scfs_inode_cache_destroy();
 }
 

@@ -26,7 +26,7 @@ SC_DCACHE_SRCS := dcache/dcache.c dcache/dcache_content.c \
 	dcache/dcache_split.c dcache/dcache_dlru.c dcache/dcache_cdac.c \
 	dcache/dcache_cbbc.c dcache/dcache_acq.c dcache/dcache_lruca.c
 SC_ENV_USER_SRCS := env/user/hash_openssl.c env/user/alloc_fault.c
-SC_ENV_KERNEL_SRCS := env/kernel/hash_kcrypto.c
+SC_ENV_KERNEL_SRCS := env/kernel/hash_kcrypto.c env/kernel/block_mem.c
 
 # What a product module compiles in: everything a host runs.
 SC_PRODUCT_SRCS := $(SC_BASE_SRCS) $(SC_CACHE_SRCS) $(SC_PROTO_SRCS) \

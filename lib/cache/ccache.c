@@ -20,6 +20,13 @@ static void *ccache_buf(const struct sc_ccache *cc, uint32_t slot)
 	return (void *)((uintptr_t)cc->block[slot] & ~CCACHE_RETIRED);
 }
 
+/* A block's buffer back to where it came from (NULL: nothing). */
+static void ccache_block_free(struct sc_ccache *cc, void *buf)
+{
+	if (buf)
+		sc_block_free(cc->mem, buf, cc->block_size);
+}
+
 static sc_atomic_t *ccache_stripe(const struct sc_ccache *cc, uint32_t slot)
 {
 	return &cc->pins[(slot * 0x9e3779b1u) >> 22];
@@ -48,6 +55,7 @@ struct sc_ccache *sc_ccache_create(const struct sc_ccache_config *cfg)
 	cc->limit = cap;
 	cc->on_evict = cfg->on_evict;
 	cc->ctx = cfg->ctx;
+	cc->mem = cfg->mem;
 	cc->hash = sc_calloc(cap, sizeof(*cc->hash));
 	cc->share = sc_calloc(cap, sizeof(*cc->share));
 	cc->block = sc_calloc(cap, sizeof(*cc->block));
@@ -80,7 +88,7 @@ void sc_ccache_destroy(struct sc_ccache *cc)
 	sc_policy_destroy(&cc->policy);
 	sc_itab_destroy(&cc->tab);
 	for (i = 0; cc->block && i < cc->capacity; i++)
-		sc_free(ccache_buf(cc, i));
+		ccache_block_free(cc, ccache_buf(cc, i));
 	sc_free(cc->block);
 	sc_free(cc->pins);
 	sc_free(cc->share);
@@ -186,7 +194,7 @@ void sc_ccache_reap(struct sc_ccache *cc)
 			continue;
 		}
 		*link = cc->tab.next[slot];
-		sc_free(ccache_buf(cc, slot));
+		ccache_block_free(cc, ccache_buf(cc, slot));
 		ccache_free_slot(cc, slot);
 		sc_atomic_dec_return(&cc->retired);
 	}
@@ -240,13 +248,13 @@ static void *ccache_buffer(struct sc_ccache *cc)
 	void *buf;
 
 	if (cc->st.blocks < cc->limit) {
-		buf = sc_zalloc(cc->block_size);
+		buf = sc_block_alloc(cc->mem, cc->block_size, true);
 		if (buf)
 			return buf;
 		cc->limit = (uint32_t)cc->st.blocks;
 		cc->st.no_memory++;
 	} else if (cc->limit < cc->capacity) {
-		buf = sc_zalloc_noreclaim(cc->block_size);
+		buf = sc_block_alloc(cc->mem, cc->block_size, false);
 		if (buf) {
 			cc->limit++;
 			return buf;
@@ -257,7 +265,7 @@ static void *ccache_buffer(struct sc_ccache *cc)
 		return NULL;
 	buf = ccache_evict_one(cc);
 	/* the victim's buffer is still read: a new one */
-	return buf ? buf : sc_zalloc(cc->block_size);
+	return buf ? buf : sc_block_alloc(cc->mem, cc->block_size, true);
 }
 
 /* Take a slot for content h, known not to be cached; its buffer or NULL. */
@@ -275,9 +283,9 @@ static void *ccache_place(struct sc_ccache *cc, const struct sc_hash *h,
 		sc_ccache_reap(cc);
 	/* the free slots are retired ones, still read: more room */
 	while (cc->free_head == SC_NIL && cc->st.blocks)
-		sc_free(ccache_evict_one(cc));
+		ccache_block_free(cc, ccache_evict_one(cc));
 	if (cc->free_head == SC_NIL) {
-		sc_free(buf);
+		ccache_block_free(cc, buf);
 		return NULL;
 	}
 	slot = sc_itab_free_pop(&cc->tab, &cc->free_head);
@@ -343,7 +351,7 @@ bool sc_ccache_remove(struct sc_ccache *cc, const struct sc_hash *h)
 
 	if (slot == SC_NIL)
 		return false;
-	sc_free(ccache_unlink_slot(cc, slot));
+	ccache_block_free(cc, ccache_unlink_slot(cc, slot));
 	return true;
 }
 
@@ -352,7 +360,7 @@ uint32_t sc_ccache_shrink(struct sc_ccache *cc, uint32_t n)
 	uint32_t done;
 
 	for (done = 0; done < n && cc->st.blocks; done++)
-		sc_free(ccache_evict_one(cc));
+		ccache_block_free(cc, ccache_evict_one(cc));
 	cc->st.shrunk += done;
 	cc->limit = (uint32_t)cc->st.blocks;
 	return done;

@@ -45,6 +45,7 @@ struct sc_hostcache *sc_hostcache_create(const struct sc_hostcache_config *c)
 		.policy = c->policy,
 		.on_evict = c->on_evict,
 		.ctx = c->ctx,
+		.mem = c->block_mem,
 	};
 	struct sc_csimap_config mcfg = {
 		.mem_budget = c->csimap_budget,
@@ -590,7 +591,8 @@ uint32_t sc_hostcache_shrink(struct sc_hostcache *hc, uint32_t n)
 {
 	uint32_t done;
 
-	sc_mutex_lock(&hc->lock);
+	if (!sc_mutex_trylock(&hc->lock))
+		return 0;
 	done = sc_ccache_shrink(hc->cache, n);
 	sc_mutex_unlock(&hc->lock);
 	return done;
@@ -598,12 +600,7 @@ uint32_t sc_hostcache_shrink(struct sc_hostcache *hc, uint32_t n)
 
 uint32_t sc_hostcache_blocks(struct sc_hostcache *hc)
 {
-	uint32_t n;
-
-	sc_mutex_lock(&hc->lock);
-	n = (uint32_t)hc->cache->st.blocks;
-	sc_mutex_unlock(&hc->lock);
-	return n;
+	return (uint32_t)sc_data_race(hc->cache->st.blocks);
 }
 
 uint32_t sc_hostcache_block_share(struct sc_hostcache *hc,

@@ -62,6 +62,7 @@ int sc_host_create(const struct sc_host_config *cfg, struct sc_host **out)
 			     (uint64_t)cfg->cache_blocks * 64;
 	hcfg.on_evict = host_on_evict;
 	hcfg.ctx = h;
+	hcfg.block_mem = cfg->block_mem;
 	h->hc = sc_hostcache_create(&hcfg);
 	if (!h->hc) {
 		err = -SC_ENOMEM;

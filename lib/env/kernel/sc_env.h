@@ -9,6 +9,7 @@
 #include <linux/atomic.h>
 #include <linux/compiler.h>
 #include <linux/jiffies.h>
+#include <linux/list_lru.h>
 #include <linux/errno.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
@@ -18,6 +19,7 @@
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
+#include <linux/shrinker.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/types.h>
@@ -44,13 +46,29 @@ static inline void *sc_calloc(size_t n, size_t size)
 }
 
 /*
- * Only memory that is free now: no reclaim (it would push out someone
- * else's pages, or wait), no warning; kvfree takes kmalloc's memory too.
+ * A content cache's blocks are pages (block_mem.c).  A mount's cache has
+ * one struct sc_block_mem: the memory cgroup of the task that mounted,
+ * charged for every block whoever reads it, and a list_lru with one entry
+ * per block, in the block's cgroup and node, which is how reclaim finds
+ * the mount's shrinker for a cgroup and counts what it could free there.
+ * NULL (the core's self-tests): pages charged to nobody.
  */
-static inline void *sc_zalloc_noreclaim(size_t size)
-{
-	return kzalloc(size, GFP_NOWAIT | __GFP_NOWARN);
-}
+struct sc_block_mem {
+	struct list_lru lru;
+	struct mem_cgroup *memcg;
+};
+
+void *sc_block_alloc(struct sc_block_mem *mem, size_t size, bool reclaim);
+void sc_block_free(struct sc_block_mem *mem, void *buf, size_t size);
+
+/* For the module: mem's cgroup is the caller's; lru for shrinker s. */
+int sc_block_mem_init(struct sc_block_mem *mem, struct shrinker *s);
+void sc_block_mem_destroy(struct sc_block_mem *mem);
+/* Blocks of mem in the cgroup and node that reclaim asks about. */
+unsigned long sc_block_mem_count(struct sc_block_mem *mem,
+				 struct shrink_control *sc);
+int sc_block_mem_module_init(void);
+void sc_block_mem_module_exit(void);
 
 static inline void sc_free(void *p)
 {
@@ -82,6 +100,11 @@ static inline void sc_mutex_lock(struct sc_mutex *m)
 static inline void sc_mutex_unlock(struct sc_mutex *m)
 {
 	mutex_unlock(&m->m);
+}
+
+static inline bool sc_mutex_trylock(struct sc_mutex *m)
+{
+	return mutex_trylock(&m->m);
 }
 
 /* TASK_KILLABLE: only a fatal signal cuts the back-off short. */

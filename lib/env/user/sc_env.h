@@ -54,10 +54,27 @@ static inline void *sc_calloc(size_t n, size_t size)
 	return sc_alloc_fails() ? NULL : calloc(n, size);
 }
 
-/* No reclaim in user space: what malloc gives is free memory. */
-static inline void *sc_zalloc_noreclaim(size_t size)
+/*
+ * Blocks come from malloc: user space has no reclaim to tell apart (what
+ * malloc gives is free memory) and no memory cgroup to charge, so a
+ * cache's block memory is NULL.
+ */
+struct sc_block_mem;
+
+static inline void *sc_block_alloc(struct sc_block_mem *mem, size_t size,
+				   bool reclaim)
 {
-	return sc_zalloc(size);
+	(void)mem;
+	(void)reclaim;
+	return sc_malloc(size);
+}
+
+static inline void sc_block_free(struct sc_block_mem *mem, void *buf,
+				 size_t size)
+{
+	(void)mem;
+	(void)size;
+	free(buf);
 }
 
 static inline void sc_free(void *p)
@@ -100,6 +117,11 @@ static inline void sc_mutex_lock(struct sc_mutex *m)
 static inline void sc_mutex_unlock(struct sc_mutex *m)
 {
 	pthread_mutex_unlock(&m->m);
+}
+
+static inline bool sc_mutex_trylock(struct sc_mutex *m)
+{
+	return pthread_mutex_trylock(&m->m) == 0;
 }
 
 /* A process is killed outright here: the sleep is never cut short. */

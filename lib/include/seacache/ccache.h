@@ -8,8 +8,9 @@
  * to it), which dedup-aware eviction policies weigh.
  *
  * Memory.  Capacity is a whole number of blocks, fixed at creation, and
- * so is the metadata; a block's buffer is allocated when the block comes
- * in and freed when it leaves (a block evicted for room hands its buffer
+ * so is the metadata; a block's buffer is allocated (sc_block_alloc: in
+ * the kernel, pages charged to the mount's memory cgroup) when the block
+ * comes in and freed when it leaves (a block evicted for room hands its buffer
  * to the one coming in), so an idle or shrunk cache gives memory back.
  * The limit is how many blocks the cache may hold now, at most the
  * capacity: below it an insert allocates (reclaiming memory if it must),
@@ -41,6 +42,8 @@ struct sc_ccache_config {
 	/* Told about every block that leaves the cache, or NULL. */
 	void (*on_evict)(void *ctx, const struct sc_hash *h);
 	void *ctx;
+	/* Where the blocks' buffers come from (compat.h); NULL: plain. */
+	struct sc_block_mem *mem;
 };
 
 struct sc_ccache_stats {
@@ -98,6 +101,7 @@ struct sc_ccache {
 	sc_atomic_t retired;		/* how many */
 	void (*on_evict)(void *ctx, const struct sc_hash *h);
 	void *ctx;
+	struct sc_block_mem *mem;
 };
 
 struct sc_ccache *sc_ccache_create(const struct sc_ccache_config *cfg);

@@ -7,11 +7,17 @@
  * include path (lib/env/user or lib/env/kernel); its sc_env.h provides:
  *   fixed-width integers, bool, size_t, NULL;
  *   sc_zalloc/sc_calloc/sc_free (zeroed memory, may be large);
- *   sc_zalloc_noreclaim: zeroed memory only if it is free now, NULL
- *     rather than reclaiming anything (kernel: GFP_NOWAIT), sc_free'd;
+ *   struct sc_block_mem, where a content cache's blocks come from (NULL:
+ *     the environment's plain memory; kernel: a mount's pages, charged to
+ *     its memory cgroup and counted for its shrinker), with
+ *     sc_block_alloc(mem, size, reclaim): a block's memory, not zeroed,
+ *     NULL rather than an out-of-memory kill; without reclaim only memory
+ *     free now (kernel: GFP_NOWAIT), so a cache shrunk under pressure grows
+ *     back only into free memory; and sc_block_free(mem, buf, size);
  *   memcpy, memcmp, memset, strcmp, strncmp, strlen and the errno values
  *     (used here through the sc_ names below);
- *   struct sc_mutex with sc_mutex_init/lock/unlock/destroy;
+ *   struct sc_mutex with sc_mutex_init/lock/unlock/destroy, and
+ *     sc_mutex_trylock (true if taken) for reclaim, which must not wait;
  *   sc_msleep_killable(ms): sleeps; -EINTR if the task got a fatal signal
  *     (kernel; user space is never cut short), else 0;
  *   struct sc_waitq with sc_waitq_init/destroy, sc_wake_all and
@@ -26,7 +32,7 @@
  *   sc_clock_ms and sc_clock_us (monotonic milli- and microseconds);
  *   sc_prefetch(p): a hint to bring p's cache line in for reading;
  *   sc_data_race(expr): expr read while another thread may write it (a
- *     guess for prefetches only; kernel: data_race, for KCSAN);
+ *     guess for prefetches and counts; kernel: data_race, for KCSAN);
  *   sc_atomic_t, a 32-bit counter shared without a lock (zeroed memory is
  *     0), with sc_atomic_inc (unordered), sc_atomic_inc_return and
  *     sc_atomic_dec_return (fully ordered) and sc_atomic_read_acquire;

@@ -102,6 +102,8 @@ struct sc_host_config {
 	uint32_t cache_blocks;			/* content cache capacity */
 	const char *policy;			/* eviction policy; NULL: elru:16 */
 	uint64_t csimap_budget;			/* bytes; 0: 64 per cached block */
+	/* where the cached blocks' memory comes from (compat.h), or NULL */
+	struct sc_block_mem *block_mem;
 	struct csi_peer_addr peer;		/* where it serves peer reads */
 	/*
 	 * How often one call is tried again after the transport failed
@@ -250,13 +252,14 @@ void sc_host_forget_file(struct sc_host *h, uint64_t file);
 int sc_host_idle(struct sc_host *h);
 
 /*
- * For a memory shrinker: the blocks in the content cache, and up to nr of
- * them given back (evicted through the policy, their memory freed; the
- * returned count).  No network and no allocation: the eviction notices
- * are queued for the next request or sc_host_idle (those a full queue
- * cannot take are dropped and counted, as for any eviction).  Both take
- * the cache's lock: never call them from reclaim in a NOFS scope (host
- * calls allocate under that lock in one).
+ * For a memory shrinker: the blocks in the content cache (read without
+ * a lock), and up to nr of them given back (evicted through the policy,
+ * their memory freed; the returned count).  No network and no
+ * allocation: the eviction notices are queued for the next request or
+ * sc_host_idle (those a full queue cannot take are dropped and counted,
+ * as for any eviction).  The shrink never waits for the cache's lock:
+ * 0 if someone holds it (a host call, which may be the very allocation
+ * reclaim came from).
  */
 uint32_t sc_host_cache_blocks(struct sc_host *h);
 uint32_t sc_host_shrink(struct sc_host *h, uint32_t nr);

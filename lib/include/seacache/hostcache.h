@@ -49,6 +49,7 @@ struct sc_hostcache_config {
 	 */
 	void (*on_evict)(void *ctx, const struct sc_hash *h);
 	void *ctx;
+	struct sc_block_mem *block_mem;	/* the blocks' memory, or NULL */
 };
 
 enum sc_read_result {
@@ -201,12 +202,12 @@ uint32_t sc_hostcache_drop_all(struct sc_hostcache *hc);
  * Memory is short: up to n cached blocks leave through the eviction
  * policy (each told to on_evict) and their memory is freed; the content
  * cache holds no more than what is left until memory is free again
- * (ccache.h).  Returns the blocks given back.  Takes the lock, under
- * which every allocation runs in a NOFS scope, so memory reclaim may
- * call it unless it comes from a NOFS scope itself.
+ * (ccache.h).  Returns the blocks given back: 0 without waiting if the
+ * lock is held, so memory reclaim may call it from anywhere, an
+ * allocation under the lock included.
  */
 uint32_t sc_hostcache_shrink(struct sc_hostcache *hc, uint32_t n);
-/* Blocks in the content cache now. */
+/* Blocks in the content cache now (no lock: a moment's count). */
 uint32_t sc_hostcache_blocks(struct sc_hostcache *hc);
 /* Sharing count of cached content h, or SC_NIL if it is not cached. */
 uint32_t sc_hostcache_block_share(struct sc_hostcache *hc,

@@ -13,7 +13,11 @@
 #     holds) beyond what the kernel counts available (our blocks are not
 #     counted there; the kernel found the first 32 MiB elsewhere in one CI
 #     run);
-#   - the tmpfs emptied, the clone read again: right bytes, cache full.
+#   - the tmpfs emptied, the clone read again: right bytes, cache full;
+#   - mounted from a memory cgroup and read from outside it: the cache's
+#     pages are charged to the mounter's cgroup, and a limit below what
+#     it holds makes that cgroup's reclaim shrink the cache (the
+#     shrinker is memcg-aware); reads stay right under the limit.
 set -eu
 . /test/files/guest-lib.sh
 
@@ -86,6 +90,41 @@ read_clone "after the pressure"
 stats free
 [ "$(st cache_blocks)" -ge $((b0 * 9 / 10)) ] ||
 	fail "the cache grew back to $(st cache_blocks) of $b0"
+[ "$(st fallback_reads)" = 0 ] || fail "reads fell back to NFS"
+umount $upper || fail "umount"
+
+step "a memory cgroup: the cache is charged to the mounter, whoever reads"
+cg=/sys/fs/cgroup
+mkdir -p $cg
+mount -t cgroup2 none $cg || fail "cgroup2 mount"
+echo +memory >$cg/cgroup.subtree_control || fail "no memory controller"
+mkdir $cg/mounter
+echo $$ >$cg/mounter/cgroup.procs
+scfs_mount $upper "$CSI_PORT" "cache=96M"
+echo $$ >$cg/cgroup.procs	# the reader is not in it
+c0=$(cat $cg/mounter/memory.current)
+read_clone "mounted in a memory cgroup"
+c1=$(cat $cg/mounter/memory.current) b4=$(st cache_blocks)
+stats charged
+echo "SCFS-STAT charged memcg_current $c0 $c1"
+[ "$b4" -ge $((b0 * 9 / 10)) ] || fail "only $b4 blocks cached of $b0"
+[ $((c1 - c0)) -ge $((b4 * 4096)) ] ||
+	fail "the mounter's cgroup was charged $((c1 - c0)) bytes for $b4 blocks"
+
+step "its limit 32 MiB below what it holds: its reclaim shrinks the cache"
+shrunk=$(st cache_shrunk)
+echo $((c1 - (32 << 20))) >$cg/mounter/memory.max
+b5=$(st cache_blocks) c2=$(cat $cg/mounter/memory.current)
+stats limited
+echo "SCFS-STAT limited memcg_current $c2"
+[ $(((b4 - b5) * 4096)) -ge $((28 << 20)) ] ||
+	fail "the cgroup's limit left $b5 of $b4 blocks"
+# reclaim is told of the pages freed, so it stops at the limit
+[ "$b5" -ge $((b4 / 4)) ] ||
+	fail "the cgroup's reclaim took $((b4 - b5)) of $b4 blocks for 32 MiB"
+[ $(($(st cache_shrunk) - shrunk)) -ge $((b4 - b5)) ] ||
+	fail "blocks gone but not by the shrinker"
+read_clone "under the cgroup's limit"
 [ "$(st fallback_reads)" = 0 ] || fail "reads fell back to NFS"
 umount $upper || fail "umount"
 rmmod seacache || fail "rmmod"
