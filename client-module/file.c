@@ -107,35 +107,94 @@ static ssize_t scfs_lower_read_iter(struct kiocb *iocb, struct iov_iter *to)
 	return n;
 }
 
+/* Where a read's bytes go: the iter at the request's start, as it was. */
+struct scfs_read_sink {
+	const struct iov_iter *start;
+	atomic64_t *copied;
+};
+
 /*
- * One chunk through the host; without the CSI service, or if the CSI path
- * fails, from the lower file, which answers what the plain NFS mount
- * answers.
+ * Straight from the cache's block (or the block a miss was read into)
+ * to the reader's memory: the host hands bytes over in any order, so
+ * each copy goes through a copy of the iter moved to its offset.
  */
-static ssize_t scfs_read_chunk(struct file *file, void *buf, size_t len,
-			       loff_t pos)
+static size_t scfs_sink_copy(void *ctx, u64 off, const void *src, size_t n)
+{
+	struct scfs_read_sink *k = ctx;
+	struct iov_iter it = *k->start;
+	size_t got;
+
+	iov_iter_advance(&it, off);
+	got = copy_to_iter(src, n, &it);
+	atomic64_add(got, k->copied);
+	return got;
+}
+
+/*
+ * One chunk of len bytes at pos into to, which it advances by what it
+ * read: through the host; without the CSI service, or if the CSI path
+ * fails, from the lower file, which answers what the plain NFS mount
+ * answers.  to must take its bytes in any order (not a pipe).
+ */
+static ssize_t scfs_read_chunk(struct file *file, struct iov_iter *to,
+			       size_t len, loff_t pos)
 {
 	struct inode *inode = file_inode(file);
 	struct scfs_sb_info *sbi = scfs_sb(inode->i_sb);
+	struct scfs_read_sink k = { .start = to,
+				    .copied = &sbi->fb.read_copied_bytes };
+	struct sc_read_sink sink = { .copy = scfs_sink_copy, .ctx = &k };
+	struct iov_iter chunk;
 	struct sc_host *host;
 	ssize_t n = -ENOTCONN;
 	int idx;
 
 	host = scfs_host_enter(inode->i_sb, &idx);
 	if (host)
-		n = sc_host_read(host, scfs_fileid(inode), pos, buf, len);
+		n = sc_host_read_sink(host, scfs_fileid(inode), pos, &sink,
+				      len);
 	scfs_host_exit(inode->i_sb, idx);
+	if (n > 0) {
+		iov_iter_advance(to, n);
+		atomic64_add(n, &sbi->fb.csi_read_bytes);
+	}
 	if (n >= 0 || !scfs_fallback_err(n))
 		return n;
 	n = scfs_settle(file->f_path.dentry);
 	if (n)
 		return n;
 	scfs_refresh_attr(file);	/* NFS must know what CSI wrote */
-	n = kernel_read(file->private_data, buf, len, &pos);
+	chunk = *to;
+	iov_iter_truncate(&chunk, len);
+	n = vfs_iter_read(file->private_data, &chunk, &pos, 0);
 	atomic64_inc(&sbi->fb.reads);
-	if (n > 0)
+	if (n > 0) {
+		iov_iter_advance(to, n);
 		atomic64_add(n, &sbi->fb.read_bytes);
+	}
 	return n;
+}
+
+/*
+ * A pipe (splice) takes its bytes only in order: a chunk is read into a
+ * bounce buffer first, the one read that has one.
+ */
+static ssize_t scfs_read_bounced(struct file *file, void *bounce,
+				 struct iov_iter *to, size_t len, loff_t pos)
+{
+	struct scfs_sb_info *sbi = scfs_sb(file_inode(file)->i_sb);
+	struct kvec kv = { .iov_base = bounce, .iov_len = len };
+	struct iov_iter kit;
+	ssize_t got;
+	size_t copied;
+
+	iov_iter_kvec(&kit, ITER_DEST, &kv, 1, len);
+	got = scfs_read_chunk(file, &kit, len, pos);
+	if (got <= 0)
+		return got;
+	copied = copy_to_iter(bounce, got, to);
+	atomic64_add(copied, &sbi->fb.read_copied_bytes);
+	return copied ? copied : -EFAULT;
 }
 
 static ssize_t scfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
@@ -144,7 +203,7 @@ static ssize_t scfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 	size_t left = iov_iter_count(to);
 	size_t want = min_t(size_t, left, SCFS_IO_CHUNK);
 	ssize_t done = 0, err = 0;
-	void *buf;
+	void *bounce = NULL;
 
 	if (!left)
 		return 0;
@@ -152,36 +211,35 @@ static ssize_t scfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 		return scfs_lower_read_iter(iocb, to);
 	if (iocb->ki_flags & IOCB_NOWAIT)
 		return -EAGAIN;	/* a miss waits for the network */
+	if (iov_iter_is_pipe(to)) {
+		bounce = kvmalloc(want, GFP_KERNEL);
+		if (!bounce)
+			return -ENOMEM;
+	}
 	/*
 	 * Only what was asked: the host reads ahead for a sequential reader
 	 * itself, into its cache (map windows and content read-ahead), so a
 	 * reader in small pieces costs few READs without copying more than
 	 * it reads.
 	 */
-	buf = kvmalloc(want, GFP_KERNEL);
-	if (!buf)
-		return -ENOMEM;
 	while (left) {
-		ssize_t got = scfs_read_chunk(file, buf, want, iocb->ki_pos);
-		size_t copied;
+		ssize_t got = bounce ?
+			scfs_read_bounced(file, bounce, to, want,
+					  iocb->ki_pos) :
+			scfs_read_chunk(file, to, want, iocb->ki_pos);
 
 		if (got <= 0) {
 			err = got;
 			break;
 		}
-		copied = copy_to_iter(buf, got, to);
-		iocb->ki_pos += copied;
-		done += copied;
-		left -= copied;
-		if (copied < (size_t)got) {
-			err = -EFAULT;
-			break;
-		}
+		iocb->ki_pos += got;
+		done += got;
+		left -= got;
 		if (got < want)
-			break;	/* end of file */
+			break;	/* end of file, or the reader's memory */
 		want = min_t(size_t, left, SCFS_IO_CHUNK);
 	}
-	kvfree(buf);
+	kvfree(bounce);
 	return done ? done : err;
 }
 
@@ -194,14 +252,18 @@ static ssize_t scfs_write_chunk(struct file *file, const void *buf,
 				bool *csi)
 {
 	struct inode *inode = file_inode(file);
+	struct scfs_inode_info *si = scfs_i(inode);
 	struct scfs_sb_info *sbi = scfs_sb(inode->i_sb);
 	struct sc_host *host;
 	loff_t lpos = pos;
 	ssize_t n = -ENOTCONN;
 	int idx;
 
+	if (down_read_killable(&si->csi_writes))
+		return -EINTR;
 	host = scfs_host_enter(inode->i_sb, &idx);
-	if (host)
+	/* mapped since the write began: the lower file's pages rule now */
+	if (host && !test_bit(SCFS_MAPPED, &si->flags))
 		n = sc_host_write(host, scfs_fileid(inode), pos, buf, len,
 				  stable);
 	/*
@@ -211,6 +273,7 @@ static ssize_t scfs_write_chunk(struct file *file, const void *buf,
 	if (host && n < 0 && scfs_fallback_err(n))
 		sc_host_forget_file(host, scfs_fileid(inode));
 	scfs_host_exit(inode->i_sb, idx);
+	up_read(&si->csi_writes);
 	*csi = n >= 0;
 	if (n >= 0 || !scfs_fallback_err(n))
 		return n;
@@ -330,12 +393,15 @@ static int scfs_mmap(struct file *file, struct vm_area_struct *vma)
 	if (!lower->f_op->mmap)
 		return -ENODEV;
 	/*
-	 * Unstable CSI writes first, then no entry of the file is used.  No
-	 * inode lock here: mmap runs under mmap_lock, which the write path
-	 * takes (page faults on its user buffer) under the inode lock.
+	 * The writes under way through CSI finish (csi_writes), the unstable
+	 * ones are settled, then no entry of the file is used.
 	 */
 	if (!test_and_set_bit(SCFS_MAPPED, &scfs_i(inode)->flags)) {
-		int err = scfs_settle(file->f_path.dentry);
+		int err;
+
+		down_write(&scfs_i(inode)->csi_writes);
+		up_write(&scfs_i(inode)->csi_writes);
+		err = scfs_settle(file->f_path.dentry);
 
 		if (err) {
 			clear_bit(SCFS_MAPPED, &scfs_i(inode)->flags);

@@ -42,6 +42,7 @@ static void scfs_inode_once(void *p)
 {
 	struct scfs_inode_info *si = p;
 
+	init_rwsem(&si->csi_writes);
 	inode_init_once(&si->vfs_inode);
 }
 

@@ -51,13 +51,19 @@ struct scfs_options {
 	struct sockaddr_storage peer_addr;
 };
 
-/* Counters of I/O the host library did not serve (sysfs). */
-struct scfs_fallback_stats {
+/* The module's own I/O counters (sysfs). */
+struct scfs_io_stats {
 	atomic64_t reads, read_bytes;	/* served by the lower NFS file */
 	atomic64_t writes, write_bytes;
 	atomic64_t mapped_io;		/* I/O of mmapped files (lower) */
 	/* unstable CSI writes written through the lower file (scfs_settle) */
 	atomic64_t drained_blocks;
+	/*
+	 * Bytes CSI reads returned, and bytes copied into the readers'
+	 * memory for them: equal but for blocks asked again within a read
+	 * and splice's bounce buffer.
+	 */
+	atomic64_t csi_read_bytes, read_copied_bytes;
 };
 
 struct scfs_sb_info {
@@ -82,7 +88,7 @@ struct scfs_sb_info {
 	/* the cache's blocks: the mounter's memcg, the shrinker's list_lru */
 	struct sc_block_mem block_mem;
 	bool block_mem_ready;
-	struct scfs_fallback_stats fb;
+	struct scfs_io_stats fb;
 	struct kobject kobj;		/* /sys/fs/seacache/<major:minor> */
 	struct completion kobj_released;
 	bool kobj_added;
@@ -97,8 +103,12 @@ static inline struct scfs_sb_info *scfs_sb(const struct super_block *sb)
  * Every use of the host is inside scfs_host_enter/exit: the host if the
  * CSI service is reachable, else NULL (go to the lower file).  A remount
  * or unmount waits for the uses in progress before it frees the host.
- * Never held while touching user memory: a page fault there may need
- * mmap_lock, which scfs_mmap holds when it enters.
+ * A read touches user memory inside (it copies from the cache straight
+ * into the reader's buffer), so a page fault may wait for mmap_lock, which
+ * scfs_mmap holds when it enters too.  That is safe because SRCU readers
+ * never wait for each other, and the one waiter for them, scfs_host_stop's
+ * synchronize_srcu, runs under host_lock alone, never under mmap_lock;
+ * the read holds no lock of the host's while it copies (pins only).
  */
 static inline struct sc_host *scfs_host_enter(const struct super_block *sb,
 					      int *idx)
@@ -119,6 +129,16 @@ struct scfs_inode_info {
 	struct inode *lower;
 	/* SCFS_* bits below */
 	unsigned long flags;
+	/*
+	 * Held shared by a write around its CSI call, exclusively by the
+	 * first mmap, which so waits for the writes past their test of
+	 * MAPPED: every write after it sees the bit and goes to the lower
+	 * file, whose pages the mapping shares.  Not the inode lock: mmap
+	 * runs under mmap_lock, which a write takes under the inode lock
+	 * (a fault on its buffer); a write holds this one only while it
+	 * touches no user memory.
+	 */
+	struct rw_semaphore csi_writes;
 	struct inode vfs_inode;
 };
 

@@ -14,12 +14,12 @@
 static struct kset *scfs_kset;
 
 /* Where a counter lives: the host's statistics or the mount's own. */
-enum scfs_stat_src { SCFS_HOST, SCFS_CACHE, SCFS_FALLBACK, SCFS_TRANSPORT };
+enum scfs_stat_src { SCFS_HOST, SCFS_CACHE, SCFS_IO, SCFS_TRANSPORT };
 
 struct scfs_stat_attr {
 	struct attribute attr;
 	enum scfs_stat_src src;
-	size_t off;		/* of a u64 (atomic64_t for SCFS_FALLBACK) */
+	size_t off;		/* of a u64 (atomic64_t for SCFS_IO) */
 };
 
 #define SCFS_STAT(_name, _src, _type, _field)				\
@@ -75,16 +75,19 @@ SCFS_STAT(cache_shrunk, SCFS_CACHE, struct sc_ccache_stats, shrunk);
 SCFS_STAT(cache_limit, SCFS_CACHE, struct sc_ccache_stats, limit);
 SCFS_STAT(eviction_notices_dropped, SCFS_HOST, struct sc_host_stats,
 	  notices_dropped);
-SCFS_STAT(fallback_reads, SCFS_FALLBACK, struct scfs_fallback_stats, reads);
-SCFS_STAT(fallback_read_bytes, SCFS_FALLBACK, struct scfs_fallback_stats,
+SCFS_STAT(fallback_reads, SCFS_IO, struct scfs_io_stats, reads);
+SCFS_STAT(fallback_read_bytes, SCFS_IO, struct scfs_io_stats,
 	  read_bytes);
-SCFS_STAT(fallback_writes, SCFS_FALLBACK, struct scfs_fallback_stats,
+SCFS_STAT(fallback_writes, SCFS_IO, struct scfs_io_stats,
 	  writes);
-SCFS_STAT(fallback_write_bytes, SCFS_FALLBACK, struct scfs_fallback_stats,
+SCFS_STAT(fallback_write_bytes, SCFS_IO, struct scfs_io_stats,
 	  write_bytes);
-SCFS_STAT(mapped_io, SCFS_FALLBACK, struct scfs_fallback_stats, mapped_io);
-SCFS_STAT(drained_blocks, SCFS_FALLBACK, struct scfs_fallback_stats,
+SCFS_STAT(mapped_io, SCFS_IO, struct scfs_io_stats, mapped_io);
+SCFS_STAT(drained_blocks, SCFS_IO, struct scfs_io_stats,
 	  drained_blocks);
+SCFS_STAT(csi_read_bytes, SCFS_IO, struct scfs_io_stats, csi_read_bytes);
+SCFS_STAT(read_copied_bytes, SCFS_IO, struct scfs_io_stats,
+	  read_copied_bytes);
 SCFS_STAT(transport_calls, SCFS_TRANSPORT, struct scfs_transport_stats,
 	  calls);
 SCFS_STAT(transport_reconnects, SCFS_TRANSPORT, struct scfs_transport_stats,
@@ -107,7 +110,7 @@ static ssize_t scfs_stat_show(struct scfs_sb_info *sbi,
 	int idx;
 
 	switch (a->src) {
-	case SCFS_FALLBACK:
+	case SCFS_IO:
 		v = atomic64_read((atomic64_t *)((char *)&sbi->fb + a->off));
 		return sysfs_emit(buf, "%llu\n", v);
 	case SCFS_TRANSPORT:
@@ -183,7 +186,7 @@ static struct attribute *scfs_attrs[] = {
 	A(cache_evictions), A(cache_shrunk), A(cache_limit),
 	A(eviction_notices_dropped), A(fallback_reads), A(fallback_read_bytes),
 	A(fallback_writes), A(fallback_write_bytes), A(mapped_io),
-	A(drained_blocks),
+	A(drained_blocks), A(csi_read_bytes), A(read_copied_bytes),
 	A(transport_calls), A(transport_reconnects), A(transport_timeouts),
 	A(peer_served_bytes), A(peer_refused),
 	&scfs_text_attrs[0], &scfs_text_attrs[1], &scfs_text_attrs[2],

@@ -79,7 +79,7 @@ int scfs_lower_getattr(struct inode *inode, const struct path *lower,
 /* Where sc_host_pins_drain puts a file's unstable blocks. */
 struct scfs_drain {
 	struct file *lower;
-	struct scfs_fallback_stats *fb;
+	struct scfs_io_stats *fb;
 };
 
 static int scfs_put_lower(void *ctx, u64 off, const void *data, u32 len)

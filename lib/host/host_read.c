@@ -50,10 +50,13 @@ struct rd {
 	struct host_reg reg;
 	uint32_t bshift;	/* log2(bs) */
 	uint8_t *out;		/* the request: len bytes from off */
+	const struct sc_read_sink *sink;	/* ... where out is NULL */
 	uint64_t off;
 	size_t len;
 	uint64_t first, last;	/* its blocks */
 	uint8_t *bounce[2];	/* its first and last block's, if partial */
+	uint8_t *scratch;	/* sink: a window's misses (rd_dst) */
+	uint64_t fault;		/* sink: where it first faulted, or ~0 */
 	uint8_t *ahead;		/* the read-ahead blocks' (rd_ahead) */
 	struct rd_blk *b;	/* the misses, up to RD_WINDOW */
 	uint32_t n;
@@ -886,14 +889,54 @@ static void rd_acc_add(struct sc_host *h, const struct rd_acc *a,
 	sc_mutex_unlock(&h->lock);
 }
 
-/* The requested part of block lbn, cached at src, to the caller. */
+/* The requested part of block lbn, at src, to the caller. */
 static void rd_copy_hit(struct rd *r, uint64_t lbn, const uint8_t *src)
 {
 	uint64_t bo = lbn << r->bshift, end = r->off + r->len;
 	uint64_t from = bo > r->off ? bo : r->off;
 	uint64_t to = bo + r->bs < end ? bo + r->bs : end;
+	size_t got;
 
-	sc_memcpy(r->out + (from - r->off), src + (from - bo), to - from);
+	if (r->out) {
+		sc_memcpy(r->out + (from - r->off), src + (from - bo),
+			  to - from);
+		return;
+	}
+	got = r->sink->copy(r->sink->ctx, from - r->off, src + (from - bo),
+			    to - from);
+	if (got < to - from && from - r->off + got < r->fault)
+		r->fault = from - r->off + got;
+}
+
+/*
+ * Where block lbn, about to be r->b[r->n], is read into: its place in a
+ * flat caller's buffer, or for a partial block a bounce buffer (NULL
+ * without the memory); for a sink, its slot of the window's scratch,
+ * which rd_copy_out copies out once the window is fetched.
+ */
+static uint8_t *rd_dst(struct rd *r, uint64_t lbn)
+{
+	uint64_t bo = lbn << r->bshift;
+	uint8_t **bounce;
+
+	if (!r->out)
+		return r->scratch + ((size_t)r->n << r->bshift);
+	if (bo >= r->off && bo + r->bs <= r->off + r->len)
+		return r->out + (bo - r->off);
+	bounce = &r->bounce[lbn != r->first];
+	if (!*bounce)
+		*bounce = sc_zalloc(r->bs);
+	return *bounce;
+}
+
+/* A fetched window's blocks of the request, from the scratch to a sink. */
+static void rd_copy_out(struct rd *r)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->n; i++)
+		if (r->b[i].lbn >= r->first && r->b[i].lbn <= r->last)
+			rd_copy_hit(r, r->b[i].lbn, r->b[i].dst);
 }
 
 /*
@@ -921,11 +964,12 @@ static void rd_gap(struct rd *r, uint64_t lbn)
 	if (!gap || gap > RD_GAP_MAX || r->n + gap >= RD_WINDOW)
 		return;
 	for (i = prev + 1; i < lbn; i++) {
-		b = &r->b[r->n++];
+		b = &r->b[r->n];
 		sc_memset(b, 0, sizeof(*b));
 		b->lbn = i;
-		b->dst = r->out + ((i << r->bshift) - r->off);
+		b->dst = rd_dst(r, i);	/* whole blocks: never a bounce */
 		b->st = RB_ASK;
+		r->n++;
 	}
 }
 
@@ -1000,34 +1044,33 @@ static void rd_ahead(struct rd *r)
 
 /*
  * Block lbn missed the cache (res, and *hh for SC_NEED_DATA, as
- * sc_hostcache_read tells): one more block for rd_fetch, into the
- * caller's buffer or, for a partial block, a bounce buffer.
+ * sc_hostcache_read tells): one more block for rd_fetch, read where
+ * rd_dst says.  A sink's scratch holds as many blocks as a window can
+ * take of the request.
  */
 static int rd_miss(struct rd *r, uint64_t lbn, enum sc_read_result res,
 		   const struct sc_hash *hh)
 {
-	uint64_t bo = lbn << r->bshift;
+	uint64_t req = r->last - r->first + 1;
 	struct rd_blk *b;
-	uint8_t **bounce;
 	uint8_t *dst;
 
-	if (bo >= r->off && bo + r->bs <= r->off + r->len) {
-		dst = r->out + (bo - r->off);
-	} else {
-		bounce = &r->bounce[lbn != r->first];
-		if (!*bounce)
-			*bounce = sc_zalloc(r->bs);
-		dst = *bounce;
-		if (!dst)
-			return -SC_ENOMEM;
-	}
 	if (!r->b) {
 		r->b = sc_calloc(RD_WINDOW, sizeof(*r->b));
 		if (!r->b)
 			return -SC_ENOMEM;
 		host_reg_get(r->h, &r->reg);
 	}
+	if (!r->out && !r->scratch) {
+		r->scratch = sc_malloc((size_t)(req < RD_WINDOW ? req :
+						RD_WINDOW) << r->bshift);
+		if (!r->scratch)
+			return -SC_ENOMEM;
+	}
 	rd_gap(r, lbn);
+	dst = rd_dst(r, lbn);
+	if (!dst)
+		return -SC_ENOMEM;
 	b = &r->b[r->n++];
 	b->lbn = lbn;
 	b->dst = dst;
@@ -1050,10 +1093,12 @@ static int rd_miss(struct rd *r, uint64_t lbn, enum sc_read_result res,
  * that hits allocates nothing.
  */
 static ssize_t host_read(struct sc_host *h, uint64_t file, uint64_t off,
-			 void *buf, size_t len, bool *again)
+			 void *buf, const struct sc_read_sink *sink,
+			 size_t len, bool *again)
 {
 	struct rd r = { .h = h, .file = file, .bs = h->bs,
-			.bshift = h->bshift, .out = buf, .off = off };
+			.bshift = h->bshift, .out = buf, .sink = sink,
+			.off = off, .fault = ~(uint64_t)0 };
 	struct sc_ccache_pins pins = { .n = 0 };
 	struct sc_hash hh = { { 0 } };
 	enum sc_read_result res;
@@ -1120,6 +1165,8 @@ static ssize_t host_read(struct sc_host *h, uint64_t file, uint64_t off,
 			if (lbn > r.last)
 				rd_ahead(&r);
 			err = rd_fetch(&r);
+			if (!err && !r.out)
+				rd_copy_out(&r);
 			r.n = 0;
 		}
 		if (err)
@@ -1135,6 +1182,11 @@ static ssize_t host_read(struct sc_host *h, uint64_t file, uint64_t off,
 			  (off + len) - (r.last << r.bshift));
 	if (r.size < off + len)
 		len = r.size > off ? (size_t)(r.size - off) : 0;
+	if (r.fault < len) {
+		len = (size_t)r.fault;
+		if (!len)
+			err = -SC_EFAULT;
+	}
 	/* only a read that went to the server can have met a restart */
 	*again = r.b && host_reg_moved(h, &r.reg);
 out:
@@ -1145,6 +1197,7 @@ out:
 	sc_free(r.pf);
 	sc_free(r.bounce[0]);
 	sc_free(r.bounce[1]);
+	sc_free(r.scratch);
 	sc_free(r.ahead);
 	return err ? err : (ssize_t)len;
 }
@@ -1157,8 +1210,9 @@ out:
  * once they are written (which also maps their blocks to what the host
  * wrote).  Address hits alone cost nothing more.
  */
-ssize_t sc_host_read(struct sc_host *h, uint64_t file, uint64_t off,
-		     void *buf, size_t len)
+static ssize_t host_read_again(struct sc_host *h, uint64_t file,
+			       uint64_t off, void *buf,
+			       const struct sc_read_sink *sink, size_t len)
 {
 	unsigned int nofs = sc_nofs_save();
 	bool again = false;
@@ -1168,8 +1222,20 @@ ssize_t sc_host_read(struct sc_host *h, uint64_t file, uint64_t off,
 	do {
 		got = again ? host_pins_resend(h, file) : 0;
 		if (!got)
-			got = host_read(h, file, off, buf, len, &again);
+			got = host_read(h, file, off, buf, sink, len, &again);
 	} while (got >= 0 && again && ++tries < 3);
 	sc_nofs_restore(nofs);
 	return got;
+}
+
+ssize_t sc_host_read(struct sc_host *h, uint64_t file, uint64_t off,
+		     void *buf, size_t len)
+{
+	return host_read_again(h, file, off, buf, NULL, len);
+}
+
+ssize_t sc_host_read_sink(struct sc_host *h, uint64_t file, uint64_t off,
+			  const struct sc_read_sink *to, size_t len)
+{
+	return host_read_again(h, file, off, NULL, to, len);
 }

@@ -335,17 +335,58 @@ static size_t first_diff(const uint8_t *a, const uint8_t *b, size_t len)
 	return i;
 }
 
-/* Reads [off, off + len) of file and checks it against ref (size bytes). */
+/*
+ * A read's sink (sc_host_read_sink) into a buffer of the request's len
+ * bytes, as a kernel's iov_iter: every copy must fall inside the request,
+ * and the memory from fault_at on faults.
+ */
+struct test_sink {
+	uint8_t *buf;
+	size_t len, fault_at;
+};
+
+static size_t test_sink_copy(void *ctx, uint64_t off, const void *src,
+			     size_t n)
+{
+	struct test_sink *k = ctx;
+	size_t can = off >= k->fault_at ? 0 :
+		     (k->fault_at - off < n ? k->fault_at - off : n);
+
+	if (off > k->len || n > k->len - off)
+		fail_msg("sink: %zu bytes at %llu, past a %zu-byte request", n,
+			 (unsigned long long)off, k->len);
+	memcpy(k->buf + off, src, can);
+	return can;
+}
+
+static ssize_t read_to_sink(struct th *t, uint64_t file, uint64_t off,
+			    uint8_t *buf, size_t len, size_t fault_at)
+{
+	struct test_sink k = { .buf = buf, .len = len, .fault_at = fault_at };
+	struct sc_read_sink sink = { .copy = test_sink_copy, .ctx = &k };
+
+	return sc_host_read_sink(t->h, file, off, &sink, len);
+}
+
+/*
+ * Reads [off, off + len) of file and checks it against ref (size bytes):
+ * every other read through a sink, which must give the same calls and
+ * bytes as a flat buffer.
+ */
 static void check_read(struct th *t, uint64_t file, const uint8_t *ref,
 		       uint64_t size, uint64_t off, size_t len)
 {
+	static _Atomic unsigned int reads;
 	uint8_t *buf = malloc(len ? len : 1);
 	size_t want = off >= size ? 0 : (size - off < len ? size - off : len);
 	ssize_t got;
 
 	assert_non_null(buf);
 	memset(buf, 0xa5, len);
-	got = sc_host_read(t->h, file, off, buf, len);
+	if (atomic_fetch_add(&reads, 1) & 1)
+		got = read_to_sink(t, file, off, buf, len, SIZE_MAX);
+	else
+		got = sc_host_read(t->h, file, off, buf, len);
 	if (got != (ssize_t)want)
 		fail_msg("%s: read %llu+%zu of a %llu-byte file: %zd",
 			 sc_variants[t->v].name, (unsigned long long)off,
@@ -431,6 +472,34 @@ static void test_read_variants(void **state)
 		assert_int_equal(s1.force_data_blocks, s1.peer_failures);
 		th_free(t);
 	}
+}
+
+/*
+ * A sink that faults part way: the read returns the bytes before the
+ * fault, right, whether the fault is in a miss or a hit, and -EFAULT
+ * for a fault at its first byte.
+ */
+static void test_read_sink_fault(void **state)
+{
+	struct th *t = th_new(0x4f, SC_VARIANT_TRACKER, 256, PEER_NONE);
+	size_t len = 8 * BS, at[] = { 3 * BS + 100, 5 * BS + 7, 0 };
+	uint8_t *buf = malloc(len);
+
+	(void)state;
+	assert_non_null(buf);
+	for (unsigned int i = 0; i < 3; i++) {
+		/* the first read misses, the others hit */
+		ssize_t got = read_to_sink(t, base_id, BS / 2, buf, len,
+					   at[i]);
+
+		assert_int_equal(got, at[i] ? (ssize_t)at[i] : -EFAULT);
+		if (at[i] && memcmp(buf, base + BS / 2, at[i]))
+			fail_msg("fault at %zu: byte %zu differs", at[i],
+				 first_diff(buf, base + BS / 2, at[i]));
+	}
+	check_read(t, base_id, base, FSIZE, BS / 2, len);
+	free(buf);
+	th_free(t);
 }
 
 /*
@@ -1685,6 +1754,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_read_variants),
 		cmocka_unit_test(test_gap_one_read),
+		cmocka_unit_test(test_read_sink_fault),
 		cmocka_unit_test(test_push_idle),
 		cmocka_unit_test(test_single_flight),
 		cmocka_unit_test(test_write_variants),

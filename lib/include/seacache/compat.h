@@ -64,6 +64,7 @@
 #define SC_EPROTONOSUPPORT EPROTONOSUPPORT	/* program, version refused */
 #define SC_EREMOTEIO EREMOTEIO	/* the other side failed (SYSTEM_ERR) */
 #define SC_EINTR EINTR		/* a fatal signal ended a wait */
+#define SC_EFAULT EFAULT	/* the caller's memory could not be written */
 #define SC_ETIMEDOUT ETIMEDOUT
 
 #define sc_memcpy(d, s, n) memcpy((d), (s), (n))

@@ -215,6 +215,26 @@ int sc_host_lookup(struct sc_host *h, const char *export_path,
  */
 ssize_t sc_host_read(struct sc_host *h, uint64_t file, uint64_t off,
 		     void *buf, size_t len);
+
+/*
+ * Where a read's bytes go when they have no flat buffer (a kernel's
+ * iov_iter): copy copies n bytes from src to offset off of the request
+ * and returns how many it copied, fewer where the caller's memory
+ * faulted.  The bytes come in any order, some more than once (a block
+ * asked again); blocks that hit are copied straight from the cache, with
+ * no lock held, and the misses from the block they were read into.
+ */
+struct sc_read_sink {
+	size_t (*copy)(void *ctx, uint64_t off, const void *src, size_t n);
+	void *ctx;
+};
+
+/*
+ * sc_host_read to a sink: the bytes read, short at end of file or where
+ * the sink faulted (-EFAULT if at once), or a negative errno.
+ */
+ssize_t sc_host_read_sink(struct sc_host *h, uint64_t file, uint64_t off,
+			  const struct sc_read_sink *to, size_t len);
 /*
  * Writes len bytes at off of file, through to the server (stable: with
  * FILE_SYNC, else UNSTABLE until sc_host_commit); len or a negative errno.

@@ -101,6 +101,17 @@ for f in reads address_hits content_hits misses bytes_from_server \
 done
 [ "$(stat fallback_reads)" = 0 ] || fail "reads fell back to NFS"
 
+step "clone 1 again: each byte copied once, from the cache to the reader"
+r0=$(stat csi_read_bytes) k0=$(stat read_copied_bytes)
+[ "$(sha256sum <$upper/clone1 | cut -c1-64)" = "$CLONE1_SHA" ] ||
+	fail "clone1 bytes, read again"
+r=$(($(stat csi_read_bytes) - r0)) k=$(($(stat read_copied_bytes) - k0))
+echo "SCFS-STAT reread_csi_bytes $r copied_bytes $k"
+[ "$r" = "$CLONE_SIZE" ] || fail "$r bytes read through CSI of $CLONE_SIZE"
+# a block asked again in a read is copied again: a few, not a bounce
+[ "$k" -ge "$r" ] && [ $((k * 100)) -le $((r * 101)) ] ||
+	fail "$k bytes copied for $r read"
+
 step "remount with another cache size"
 mount -o remount,cache=64M $upper || fail "remount"
 grep " $upper seacache " /proc/mounts | grep -q "cache=65536k" ||
