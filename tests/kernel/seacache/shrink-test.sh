@@ -119,8 +119,9 @@ stats limited
 echo "SCFS-STAT limited memcg_current $c2"
 [ $(((b4 - b5) * 4096)) -ge $((28 << 20)) ] ||
 	fail "the cgroup's limit left $b5 of $b4 blocks"
-# reclaim is told of the pages freed, so it stops at the limit
-[ "$b5" -ge $((b4 / 4)) ] ||
+# reclaim is told of the pages freed, so it stops near the limit (it
+# overshoots: 34-47 of 64 MiB went in two runs; before, all of it)
+[ "$b5" -ge $((b4 / 8)) ] ||
 	fail "the cgroup's reclaim took $((b4 - b5)) of $b4 blocks for 32 MiB"
 [ $(($(st cache_shrunk) - shrunk)) -ge $((b4 - b5)) ] ||
 	fail "blocks gone but not by the shrinker"
