@@ -16,9 +16,14 @@
  * policy's, which on a machine of several nodes may sit on another one:
  * the policy knows recency and sharing, not nodes.
  *
- * Neither count nor scan waits for anything: the count is the list_lru's,
- * and the scan gives up (SHRINK_STOP) when the host cache's lock is held,
- * which covers reclaim entered from an allocation under that lock.  The
+ * Neither count nor scan waits for a lock, so reclaim may come in from
+ * anywhere, our own NOFS allocations under the host's locks included: the
+ * count is the list_lru's, the scan takes the host cache's lock only if
+ * it is free (SHRINK_STOP when held), and the host's, for each eviction
+ * notice, the same way (a notice it keeps out is lost and counted,
+ * lib/host/host.c).  NOFS reclaim must be let in: the CSI socket's
+ * buffers are charged to the mounter's cgroup too, and allocated NOFS,
+ * and in a cgroup at its limit the cache is what reclaim can free.  The
  * work itself is short: some evictions and frees, no network and no
  * allocation.
  */

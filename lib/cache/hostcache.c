@@ -25,7 +25,11 @@ struct sc_hostcache {
 	uint32_t max_files, nfiles;
 	uint64_t gen;			/* tags set so far */
 	uint64_t files_dropped;
+	bool shrinking;		/* in sc_hostcache_shrink, lock held */
 };
+
+/* Tries at the lock before a shrink gives up (sc_hostcache_shrink). */
+#define HC_SHRINK_TRIES 64
 
 /* The CSI-Map's sharer counts are the cached blocks' sharing counts. */
 static void hostcache_on_share(void *ctx, const struct sc_hash *h,
@@ -589,13 +593,28 @@ uint32_t sc_hostcache_drop_all(struct sc_hostcache *hc)
 
 uint32_t sc_hostcache_shrink(struct sc_hostcache *hc, uint32_t n)
 {
-	uint32_t done;
+	uint32_t done, tries = 0;
 
-	if (!sc_mutex_trylock(&hc->lock))
-		return 0;
+	/*
+	 * Holders keep the lock for microseconds, but for one whose
+	 * allocation waits for reclaim: a few tries ride over the first,
+	 * and give up on the second.
+	 */
+	while (!sc_mutex_trylock(&hc->lock)) {
+		if (++tries == HC_SHRINK_TRIES)
+			return 0;
+		sc_cond_resched();
+	}
+	hc->shrinking = true;
 	done = sc_ccache_shrink(hc->cache, n);
+	hc->shrinking = false;
 	sc_mutex_unlock(&hc->lock);
 	return done;
+}
+
+bool sc_hostcache_shrinking(const struct sc_hostcache *hc)
+{
+	return hc->shrinking;
 }
 
 uint32_t sc_hostcache_blocks(struct sc_hostcache *hc)

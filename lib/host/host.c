@@ -12,9 +12,21 @@
 #define HOST_IO_RETRIES 12
 
 /* The content cache evicted hash (under the cache's lock). */
+/*
+ * A shrink (memory reclaim) must not wait for the host's lock: a host
+ * call may hold it while an allocation of its waits for that very
+ * reclaim (kswapd blocked here behind the idle work's EVICT on the debug
+ * kernel).  Its notices are then lost, counted as a full queue's are: the
+ * server's HASH for such a content is read again with FORCE_DATA (§5.2).
+ */
 static void host_on_evict(void *ctx, const struct sc_hash *hash)
 {
-	host_notice(ctx, hash);
+	struct sc_host *h = ctx;
+
+	if (!sc_hostcache_shrinking(h->hc))
+		host_notice(h, hash);
+	else if (!host_notice_try(h, hash))
+		sc_atomic_inc(&h->notices_lost);
 }
 
 /* ---- life ---- */
@@ -247,6 +259,7 @@ void sc_host_get_stats(struct sc_host *h, struct sc_host_stats *st)
 	sc_hostcache_get_stats(h->hc, &cs);
 	sc_mutex_lock(&h->lock);
 	*st = h->st;
+	st->notices_dropped += sc_atomic_read_acquire(&h->notices_lost);
 	st->pinned_blocks = h->npins;
 	st->csi_down = h->down;
 	st->mem_bytes = cs.mem_bytes + sizeof(*h) +

@@ -48,6 +48,15 @@ void host_notice(struct sc_host *h, const struct sc_hash *hash)
 	sc_mutex_unlock(&h->lock);
 }
 
+bool host_notice_try(struct sc_host *h, const struct sc_hash *hash)
+{
+	if (!sc_mutex_trylock(&h->lock))
+		return false;
+	nq_push(h, hash);
+	sc_mutex_unlock(&h->lock);
+	return true;
+}
+
 /* Lock held: take up to max notices into a new array; NULL if none. */
 static struct sc_hash *nq_take(struct sc_host *h, uint32_t max, uint32_t *n)
 {

@@ -68,6 +68,8 @@ struct sc_host {
 	uint32_t io_retries;	/* a call's tries after transport errors */
 	bool fail_fast;		/* host.h */
 	struct sc_hostcache *hc;
+	/* notices a shrink could not queue: the lock was held (host.c) */
+	sc_atomic_t notices_lost;
 
 	struct sc_mutex hello_lock;
 	/* one resend of stale pins at a time (host_pins.c) */
@@ -184,6 +186,8 @@ void host_release(struct sc_host *h, struct host_call *c);
 int host_register(struct sc_host *h, uint64_t seen_gen);
 /* Queue a notice for content h no longer holds. */
 void host_notice(struct sc_host *h, const struct sc_hash *hash);
+/* ... only if the lock is free now; false if not queued. */
+bool host_notice_try(struct sc_host *h, const struct sc_hash *hash);
 /* One EVICT: the queued notices, or the keep-alive (§5.3, §7.6). */
 int host_evict(struct sc_host *h);
 /*

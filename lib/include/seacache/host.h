@@ -277,9 +277,10 @@ int sc_host_idle(struct sc_host *h);
  * their memory freed; the returned count).  No network and no
  * allocation: the eviction notices are queued for the next request or
  * sc_host_idle (those a full queue cannot take are dropped and counted,
- * as for any eviction).  The shrink never waits for the cache's lock:
- * 0 if someone holds it (a host call, which may be the very allocation
- * reclaim came from).
+ * as for any eviction).  The shrink waits for no lock, so reclaim may
+ * call it from anywhere, the host's own allocations under its locks
+ * included: 0 if the cache's lock is held, and a notice the host's lock
+ * keeps out is lost and counted as dropped.
  */
 uint32_t sc_host_cache_blocks(struct sc_host *h);
 uint32_t sc_host_shrink(struct sc_host *h, uint32_t nr);

@@ -203,10 +203,15 @@ uint32_t sc_hostcache_drop_all(struct sc_hostcache *hc);
  * policy (each told to on_evict) and their memory is freed; the content
  * cache holds no more than what is left until memory is free again
  * (ccache.h).  Returns the blocks given back: 0 without waiting if the
- * lock is held, so memory reclaim may call it from anywhere, an
- * allocation under the lock included.
+ * lock is held, as when reclaim comes from an allocation under it.
+ * on_evict runs as for any eviction, with whatever locks it takes.
  */
 uint32_t sc_hostcache_shrink(struct sc_hostcache *hc, uint32_t n);
+/*
+ * For on_evict (which runs under the lock): true if the eviction is a
+ * shrink's, which is memory reclaim and must not wait for other locks.
+ */
+bool sc_hostcache_shrinking(const struct sc_hostcache *hc);
 /* Blocks in the content cache now (no lock: a moment's count). */
 uint32_t sc_hostcache_blocks(struct sc_hostcache *hc);
 /* Sharing count of cached content h, or SC_NIL if it is not cached. */
