@@ -42,6 +42,8 @@ struct dedup_fsal_module {
 	char *csi_bind_addr;
 	uint32_t csi_max_hosts;
 	uint32_t csi_tracker_entries;
+	uint32_t csi_tracker_host_percent;
+	uint32_t csi_max_hosts_per_addr;
 	uint32_t csi_lease;
 	uint32_t csi_features;		/* CSI_FEAT_* offered */
 	uint32_t csi_max_push;

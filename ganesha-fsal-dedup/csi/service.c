@@ -40,6 +40,12 @@ struct csi_service *csi_service_new(struct dstore *ds,
 		svc->cfg.max_hosts = SC_TRACKER_MAX_HOSTS;
 	if (!svc->cfg.tracker_entries)
 		svc->cfg.tracker_entries = SC_CSI_TRACKER_ENTRIES_DEFAULT;
+	if (!svc->cfg.tracker_host_percent ||
+	    svc->cfg.tracker_host_percent > SC_CSI_TRACKER_HOST_PERCENT_MAX)
+		svc->cfg.tracker_host_percent =
+			SC_CSI_TRACKER_HOST_PERCENT_DEFAULT;
+	if (!svc->cfg.max_hosts_per_addr)
+		svc->cfg.max_hosts_per_addr = SC_CSI_HOSTS_PER_ADDR_DEFAULT;
 	if (!svc->cfg.lease_seconds)
 		svc->cfg.lease_seconds = SC_CSI_LEASE_S_DEFAULT;
 	if (!svc->cfg.max_blocks)
@@ -70,7 +76,8 @@ struct csi_service *csi_service_new(struct dstore *ds,
 	svc->epoch = svc_random_nonzero();
 	sc_prng_seed(&svc->pick, svc->epoch);
 	pthread_mutex_init(&svc->lock, NULL);
-	svc->tracker = sc_tracker_new(svc->cfg.tracker_entries);
+	svc->tracker = sc_tracker_new(svc->cfg.tracker_entries,
+				       svc->cfg.tracker_host_percent);
 	svc->hosts = calloc(svc->cfg.max_hosts, sizeof(*svc->hosts));
 	if (!sc_block_size_valid(svc->block_size) || !svc->epoch ||
 	    !svc->tracker || !svc->hosts) {
@@ -136,7 +143,7 @@ static int do_stats(struct csi_service *svc, struct sc_rpc_request *rq,
 	svc->gctr[G_STATS_CALLS]++;
 	svc_reap_lapsed(svc, svc_now_ms(svc));
 	sc_tracker_get_stats(svc->tracker, &ts);
-	c = sc_rpc_req_alloc(rq, (C_HOST_COUNT + G_COUNT + 4) * sizeof(*c));
+	c = sc_rpc_req_alloc(rq, (C_HOST_COUNT + G_COUNT + 6) * sizeof(*c));
 	if (!c)
 		return -ENOMEM;
 	for (k = 0; k < C_HOST_COUNT; k++) {
@@ -155,6 +162,10 @@ static int do_stats(struct csi_service *svc, struct sc_rpc_request *rq,
 	c[n++].value = ts.capacity;
 	c[n].name = name_bytes("tracker.forgotten");
 	c[n++].value = ts.forgotten;
+	c[n].name = name_bytes("tracker.over_quota");
+	c[n++].value = ts.over_quota;
+	c[n].name = name_bytes("tracker.host_quota");
+	c[n++].value = ts.host_quota;
 	r->status = CSI_OK;
 	r->epoch = svc->epoch;
 	r->counters = c;

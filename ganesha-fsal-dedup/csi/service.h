@@ -92,6 +92,9 @@ struct csi_service_hooks {
 struct csi_service_config {
 	uint32_t max_hosts;	  /* registrations at once; 0: 64, at most 65535 */
 	uint32_t tracker_entries; /* (host, content) pairs; 0: 1 Mi */
+	uint32_t tracker_host_percent; /* one host's share of them; 0: 25 */
+	uint32_t max_hosts_per_addr; /* registrations from one address at
+				      * once; 0: 16 */
 	uint32_t lease_seconds;	  /* 0: 90 */
 	uint32_t features;	  /* CSI_FEAT_* offered; granted = requested
 				   * ∩ offered, less MAP without READ_HASH */

@@ -60,6 +60,7 @@
 	X(G_HELLO_CALLS, "hello.calls")					\
 	X(G_HOSTS_REPLACED, "hosts.replaced")				\
 	X(G_HELLO_TAKEOVER, "errors.hello_takeover")			\
+	X(G_HELLO_ADDR_FULL, "errors.hello_addr_full")			\
 	X(G_ADMIT_DENIED, "errors.not_admitted")			\
 	X(G_HOSTS_EXPIRED, "hosts.expired")				\
 	X(G_BAD_EPOCH, "errors.bad_epoch")				\

@@ -184,7 +184,9 @@ int svc_hello(struct csi_service *svc, const struct csi_hello_args *a,
 {
 	struct svc_host *h = NULL, *free_slot = NULL;
 	uint64_t now = svc_now_ms(svc), id;
-	unsigned int i;
+	unsigned int i, from_addr = 0;
+	uint8_t addr[16];
+	bool have_addr = addr_of(src, addr);
 
 	svc->gctr[G_HELLO_CALLS]++;
 	if (svc_all_zero(a->host_uuid, CSI_HOST_UUID_SIZE) ||
@@ -199,10 +201,20 @@ int svc_hello(struct csi_service *svc, const struct csi_hello_args *a,
 			h = c;
 		else if (!c->id && !free_slot)
 			free_slot = c;
+		else if (c->id && have_addr && c->addr_known &&
+			 !memcmp(c->addr, addr, sizeof(addr)) &&
+			 !svc_lease_lapsed(svc, c, now))
+			from_addr++;
 	}
 	if (h && !hello_may_replace(svc, h, src, now)) {
 		svc->gctr[G_HELLO_TAKEOVER]++;
 		r->status = CSI_ERR_ACCESS;
+		return 0;
+	}
+	/* a new registration, not a host's own renewal, counts (§4 item 8) */
+	if (!h && from_addr >= svc->cfg.max_hosts_per_addr) {
+		svc->gctr[G_HELLO_ADDR_FULL]++;
+		r->status = CSI_ERR_BUSY;
 		return 0;
 	}
 	if (h) {

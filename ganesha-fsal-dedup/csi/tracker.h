@@ -8,14 +8,24 @@
  * both walk one short chain.  The chains are the core's index table
  * (seacache/itab.h).  An entry is 36 bytes, its chain link 4 and a bucket
  * 4; with as many buckets as entries that is 44 bytes per (host, content),
- * plus a fixed 256 KiB of per-host entry counts.
+ * plus a fixed 640 KiB of per-host state.
  *
- * Memory is fixed at creation.  When the arena is full, the tracker
- * forgets an entry chosen by CLOCK (a reference bit set by every use):
- * forgetting only costs bandwidth (the server sends data the host already
- * has), never correctness.  Hashes are compared in full, so a tracker
- * answer is exactly what the host was recorded to hold: proof of
- * possession for hash-only writes relies on that.
+ * Hosts choose what they write, so they choose content hashes: a bucket
+ * is the SipHash-2-4 of the hash under a key drawn at creation, never
+ * the hash's own bytes, so that no host can grind contents into one
+ * chain.
+ *
+ * Memory is fixed at creation, and no host takes more than its share:
+ * a host at its quota forgets one of its own entries for each new one,
+ * and when the arena is full the tracker forgets an entry chosen by CLOCK
+ * (a reference bit set by every use).  Forgetting only costs bandwidth
+ * (the server sends data the host already has), never correctness.
+ * Hashes are compared in full, so a tracker answer is exactly what the
+ * host was recorded to hold: proof of possession for hash-only writes
+ * relies on that.
+ *
+ * Dropping a host takes constant time: its entries die with its
+ * generation and are reclaimed as the hands pass them.
  *
  * Hosts are small slot numbers (1..SC_TRACKER_MAX_HOSTS) that the service
  * maps its registrations to.  Not thread-safe: the service serializes
@@ -38,14 +48,22 @@ struct sc_tracker;
 struct sc_tracker_stats {
 	uint64_t entries;	/* (host, content) pairs held now */
 	uint64_t capacity;
+	uint64_t host_quota;	/* pairs one host may hold */
 	uint64_t noted;		/* sc_tracker_note_held that added an entry */
 	uint64_t evicted;	/* eviction notices that removed one */
 	uint64_t forgotten;	/* entries dropped because the arena was full */
+	uint64_t over_quota;	/* entries a host dropped for a new one */
 	uint64_t bytes;		/* memory of the arena and buckets */
 };
 
-/* A tracker of at most max_entries pairs; NULL when out of memory. */
-struct sc_tracker *sc_tracker_new(uint32_t max_entries);
+/*
+ * A tracker of at most max_entries pairs, of which one host holds at
+ * most host_percent percent (1..100; a quota of at least
+ * SC_TRACKER_MIN_ENTRIES).  NULL when out of memory or when libsodium
+ * cannot start.
+ */
+struct sc_tracker *sc_tracker_new(uint32_t max_entries,
+				  unsigned int host_percent);
 void sc_tracker_free(struct sc_tracker *t);
 
 /* host now holds h (data sent, written or delegated to it); true if the

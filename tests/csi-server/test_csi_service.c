@@ -436,6 +436,9 @@ static void test_hello_grants(void **state)
 	read_clone_expect(&e, old, NULL, 0, ino_c1, 0, 4, CSI_READ_WANT_DATA,
 			  CSI_RK_DATA, UINT32_MAX, 0);
 	assert_int_equal(counter(&e, 0, "tracker.entries"), 4);
+	assert_int_equal(counter(&e, 0, "tracker.host_quota"), 4096 / 4);
+	assert_int_equal(counter(&e, 0, "tracker.over_quota"), 0);
+	assert_int_equal(counter(&e, 0, "errors.hello_addr_full"), 0);
 	assert_int_equal(counter(&e, 0, "hosts.replaced"), 1);
 	assert_int_equal(stats_nhosts(&e), 3);
 
@@ -549,6 +552,49 @@ static void test_hello_config_and_binding(void **state)
 	assert_int_equal(direct(svc, CSI_PROC_EVICT, &ea, &er,
 				(struct sockaddr *)&s1),
 			 CSI_ERR_UNKNOWN_HOST);
+	csi_service_free(svc);
+}
+
+/*
+ * Registrations per address (§4 item 2): a new uuid from an address at
+ * its limit is BUSY, other addresses and a host's own re-registration
+ * are not, and a lapsed lease frees its place.
+ */
+static void test_hello_per_address(void **state)
+{
+	struct csi_service_config cfg;
+	struct csi_service *svc;
+	struct csi_hello_args ha;
+	struct csi_hello_res hr;
+	struct sockaddr_in s1 = sin_of("10.0.0.1", 1234),
+			   s1b = sin_of("10.0.0.1", 777),
+			   s2 = sin_of("10.0.0.2", 1234);
+
+	(void)state;
+	default_cfg(&cfg);
+	cfg.max_hosts_per_addr = 2;
+	svc = csi_service_new(ds, &cfg);
+	assert_non_null(svc);
+	memset(&ha, 0, sizeof(ha));
+	ha.features = CSI_FEAT_READ_HASH;
+	for (uint8_t u = 1; u <= 2; u++) {
+		memset(ha.host_uuid, u, sizeof(ha.host_uuid));
+		assert_int_equal(direct(svc, CSI_PROC_HELLO, &ha, &hr,
+					(struct sockaddr *)&s1), CSI_OK);
+	}
+	memset(ha.host_uuid, 3, sizeof(ha.host_uuid));
+	assert_int_equal(direct(svc, CSI_PROC_HELLO, &ha, &hr,
+				(struct sockaddr *)&s1b), CSI_ERR_BUSY);
+	assert_int_equal(direct(svc, CSI_PROC_HELLO, &ha, &hr,
+				(struct sockaddr *)&s2), CSI_OK);
+	/* a host at the limit re-registers its own uuid */
+	memset(ha.host_uuid, 2, sizeof(ha.host_uuid));
+	assert_int_equal(direct(svc, CSI_PROC_HELLO, &ha, &hr,
+				(struct sockaddr *)&s1), CSI_OK);
+	advance(LEASE);
+	memset(ha.host_uuid, 4, sizeof(ha.host_uuid));
+	assert_int_equal(direct(svc, CSI_PROC_HELLO, &ha, &hr,
+				(struct sockaddr *)&s1), CSI_OK);
 	csi_service_free(svc);
 }
 
@@ -2418,6 +2464,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hello_grants),
 		cmocka_unit_test(test_hello_config_and_binding),
+		cmocka_unit_test(test_hello_per_address),
 		cmocka_unit_test(test_tracker_two_hosts),
 		cmocka_unit_test(test_readhash_probe),
 		cmocka_unit_test(test_force_data),

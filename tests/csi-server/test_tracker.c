@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The cache tracker: exact answers while it has room, CLOCK forgetting when
- * full (used entries survive), host drops, and its memory per entry; a
- * randomized run against a plain model.  Runs under ASan/UBSan too.
+ * full (used entries survive), a host's quota, lazy host drops across
+ * generation wraps, and its memory per entry; a randomized run against a
+ * plain model.  Runs under ASan/UBSan too.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,7 +29,7 @@ static struct sc_hash hash_of(uint32_t n)
 
 static void test_hold_evict_holders(void **state)
 {
-	struct sc_tracker *t = sc_tracker_new(1024);
+	struct sc_tracker *t = sc_tracker_new(1024, 100);
 	struct sc_hash a = hash_of(1), b = hash_of(2), a2 = a;
 	struct sc_tracker_stats st;
 	uint16_t who[8];
@@ -68,7 +69,7 @@ static void test_hold_evict_holders(void **state)
 /* Full: the entries used since the last sweep outlive the others. */
 static void test_clock_forgets_unused(void **state)
 {
-	struct sc_tracker *t = sc_tracker_new(256);
+	struct sc_tracker *t = sc_tracker_new(256, 100);
 	struct sc_tracker_stats st;
 	struct sc_hash h;
 	unsigned int kept = 0;
@@ -109,7 +110,7 @@ static void test_memory_per_entry(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		struct sc_tracker *t = sc_tracker_new(sizes[i]);
+		struct sc_tracker *t = sc_tracker_new(sizes[i], 100);
 
 		assert_non_null(t);
 		sc_tracker_get_stats(t, &st);
@@ -120,6 +121,95 @@ static void test_memory_per_entry(void **state)
 	}
 }
 
+/*
+ * A host at its quota forgets its own unused entries, never another
+ * host's, and keeps the ones it used since its hand last passed.
+ */
+static void test_host_quota(void **state)
+{
+	struct sc_tracker *t = sc_tracker_new(1000, 10);	/* quota 100 */
+	struct sc_tracker_stats st;
+	struct sc_hash h;
+	unsigned int kept = 0;
+
+	(void)state;
+	assert_non_null(t);
+	sc_tracker_get_stats(t, &st);
+	assert_int_equal(st.host_quota, 100);
+	for (uint32_t i = 0; i < 50; i++) {
+		h = hash_of(100000 + i);
+		sc_tracker_note_held(t, 2, &h);
+	}
+	for (uint32_t i = 0; i < 100; i++) {
+		h = hash_of(i);
+		sc_tracker_note_held(t, 1, &h);
+	}
+	/* one new entry: the hand's sweep clears every reference bit */
+	h = hash_of(1000);
+	sc_tracker_note_held(t, 1, &h);
+	for (uint32_t i = 0; i < 100; i += 2) {
+		h = hash_of(i);
+		kept += sc_tracker_holds(t, 1, &h);
+	}
+	for (uint32_t i = 1001; i < 1001 + 40; i++) {
+		h = hash_of(i);
+		sc_tracker_note_held(t, 1, &h);
+	}
+	for (uint32_t i = 0; i < 100; i += 2) {
+		h = hash_of(i);
+		kept -= sc_tracker_holds(t, 1, &h);
+	}
+	assert_int_equal(kept, 0);	/* every used one survived */
+	assert_int_equal(sc_tracker_host_entries(t, 1), 100);
+	assert_int_equal(sc_tracker_host_entries(t, 2), 50);
+	for (uint32_t i = 0; i < 50; i++) {
+		h = hash_of(100000 + i);
+		assert_true(sc_tracker_holds(t, 2, &h));
+	}
+	sc_tracker_get_stats(t, &st);
+	assert_int_equal(st.entries, 150);
+	assert_int_equal(st.over_quota, 41);
+	assert_int_equal(st.forgotten, 0);
+	sc_tracker_free(t);
+}
+
+/*
+ * Dropping a host is lazy: its entries answer nothing at once, their
+ * space comes back, and none returns when the slot's generation wraps.
+ */
+static void test_drop_is_lazy_and_final(void **state)
+{
+	struct sc_tracker *t = sc_tracker_new(256, 100);
+	struct sc_tracker_stats st;
+	struct sc_hash h, other = hash_of(999999);
+	uint16_t who[4];
+
+	(void)state;
+	sc_tracker_note_held(t, 3, &other);
+	for (uint32_t round = 0; round < 33000; round++) {
+		h = hash_of(round % 500);
+		sc_tracker_note_held(t, 9, &h);
+		if (round % 3 == 0) {
+			h = hash_of(round % 500 + 1);
+			sc_tracker_note_held(t, 9, &h);
+		}
+		assert_int_equal(sc_tracker_holders(t, &other, 3, who, 4), 0);
+		sc_tracker_drop_host(t, 9);
+		assert_false(sc_tracker_holds(t, 9, &h));
+		assert_int_equal(sc_tracker_host_entries(t, 9), 0);
+	}
+	for (uint32_t c = 0; c < 501; c++) {
+		h = hash_of(c);
+		assert_false(sc_tracker_holds(t, 9, &h));
+		assert_int_equal(sc_tracker_holders(t, &h, 0, who, 4), 0);
+	}
+	assert_true(sc_tracker_holds(t, 3, &other));
+	sc_tracker_get_stats(t, &st);
+	assert_int_equal(st.entries, 1);
+	assert_int_equal(st.forgotten, 0);	/* dead entries went first */
+	sc_tracker_free(t);
+}
+
 /* Random notes, evictions and drops against a plain table of pairs. */
 #define HOSTS 8
 #define CONTENTS 3000
@@ -127,7 +217,9 @@ static uint8_t model[HOSTS + 1][CONTENTS];
 
 static void test_random_against_model(void **state)
 {
-	struct sc_tracker *t = sc_tracker_new(HOSTS * CONTENTS);
+	struct sc_tracker *t = sc_tracker_new(HOSTS * CONTENTS, 100);
+	struct sc_tracker_stats st;
+	uint64_t total = 0;
 	struct sc_prng r;
 	uint16_t who[HOSTS];
 
@@ -162,6 +254,16 @@ static void test_random_against_model(void **state)
 			memset(model[host], 0, CONTENTS);
 		}
 	}
+	for (uint16_t host = 1; host <= HOSTS; host++) {
+		uint32_t want = 0;
+
+		for (uint32_t c = 0; c < CONTENTS; c++)
+			want += model[host][c];
+		assert_int_equal(sc_tracker_host_entries(t, host), want);
+		total += want;
+	}
+	sc_tracker_get_stats(t, &st);
+	assert_int_equal(st.entries, total);
 	sc_tracker_free(t);
 }
 
@@ -171,6 +273,8 @@ int main(void)
 		cmocka_unit_test(test_hold_evict_holders),
 		cmocka_unit_test(test_clock_forgets_unused),
 		cmocka_unit_test(test_memory_per_entry),
+		cmocka_unit_test(test_host_quota),
+		cmocka_unit_test(test_drop_is_lazy_and_final),
 		cmocka_unit_test(test_random_against_model),
 	};
 

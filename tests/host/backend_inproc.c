@@ -40,6 +40,8 @@ static int start(void)
 {
 	struct csi_service_config cfg = {
 		.max_hosts = 64,
+		/* every test host calls from 127.0.0.1 */
+		.max_hosts_per_addr = 64,
 		.tracker_entries = 1u << 16,
 		.lease_seconds = 60,
 		.features = CSI_FEAT_ALL,

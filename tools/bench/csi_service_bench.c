@@ -766,7 +766,7 @@ int main(int argc, char **argv)
 	 */
 	r.cap = counter(c, "tracker.capacity");
 	r.held = counter(c, "tracker.entries");
-	tr = sc_tracker_new((uint32_t)r.cap);
+	tr = sc_tracker_new((uint32_t)r.cap, 100);
 	if (!tr)
 		die("out of memory for a tracker of %llu pairs",
 		    (unsigned long long)r.cap);

@@ -15,6 +15,7 @@
 #include <seacache/host_transport.h>
 
 #include "backends.h"
+#include "host_uuid.h"
 
 struct csi_backend {
 	struct host_paths paths;
@@ -25,19 +26,6 @@ struct csi_backend {
 	uint64_t *file;			/* per image: file id, 0 unknown */
 	uint32_t nfile;
 };
-
-/* The host's identity: a uuid derived from its name, stable across runs. */
-static void uuid_of(const char *name, uint8_t uuid[CSI_HOST_UUID_SIZE])
-{
-	struct sc_hasher *hs = sc_hasher_new();
-	struct sc_hash h;
-
-	memset(&h, 0x5c, sizeof(h));
-	if (hs)
-		sc_hasher_digest(hs, name, strlen(name), &h);
-	sc_hasher_free(hs);
-	memcpy(uuid, h.b, CSI_HOST_UUID_SIZE);
-}
 
 void *csi_backend_new(const struct host_paths *p,
 		      const struct csi_backend_opts *o, char *err,
@@ -64,7 +52,8 @@ void *csi_backend_new(const struct host_paths *p,
 		snprintf(err, errlen, "unknown variant %s", o->variant);
 		goto fail;
 	}
-	uuid_of(o->name, hc.uuid);
+	if (host_uuid(o->uuid_file, hc.uuid, err, errlen))
+		goto fail;
 	rc = sc_host_transport_open(&to, &hc.tr, &b->ts);
 	if (rc) {
 		snprintf(err, errlen, "cannot reach the CSI service at %s port %u: %s",

@@ -49,7 +49,9 @@ struct csi_backend_opts {
 	uint32_t cache_blocks;
 	const char *policy;		/* NULL: the library's default */
 	const char *peer_bind;		/* serve peer reads here; NULL: none */
-	const char *name;		/* host name (uuid derived from it) */
+	const char *name;		/* host name, shown in STATS */
+	const char *uuid_file;		/* keeps the host's uuid; NULL: a new
+					 * one for this run */
 };
 
 void *csi_backend_new(const struct host_paths *p,

@@ -66,7 +66,11 @@ static void usage(FILE *f)
 "  --cache-mib M        host cache size (64)\n"
 "  --policy P           csi: content cache eviction (default %s)\n"
 "  --peer-bind ADDR     csi: serve peer reads on ADDR (coop, seacache)\n"
-"  --name NAME          host name, also its identity (host)\n"
+"  --name NAME          host name, as the server's STATS show it (host)\n"
+"  --uuid-file FILE     csi: the host's identity, kept in FILE (made, with\n"
+"                       a random uuid, if absent): a restarted host takes\n"
+"                       its registration back; without it each run\n"
+"                       registers anew\n"
 "  --no-verify          do not check blocks against the workload\n"
 "  --json               one JSON object instead of text\n"
 "  --kv                 key=value lines instead of text (scripts/lab)\n"
@@ -82,7 +86,7 @@ static void usage(FILE *f)
 struct opts {
 	const char *workload, *server, *nfs_url, *mode, *variant, *policy;
 	const char *peer_bind, *load, *linger, *mount;
-	const char *name;
+	const char *name, *uuid_file;
 	struct host_paths paths;
 	unsigned int vm_first, vms, csi_port, cache_mib;
 	bool verify, kv, json, quiet;
@@ -112,6 +116,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "vm-first", 1, 0, 'f' }, { "vms", 1, 0, 'k' },
 		{ "cache-mib", 1, 0, 'c' }, { "policy", 1, 0, 'y' },
 		{ "peer-bind", 1, 0, 'b' }, { "name", 1, 0, 'n' },
+		{ "uuid-file", 1, 0, 'U' },
 		{ "no-verify", 0, 0, 'N' }, { "kv", 0, 0, 'K' },
 		{ "json", 0, 0, 'J' }, { "linger-until", 1, 0, 'W' },
 		{ "quiet", 0, 0, 'q' }, { "mount", 1, 0, 'M' },
@@ -139,6 +144,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'y': o->policy = optarg; break;
 		case 'b': o->peer_bind = optarg; break;
 		case 'n': o->name = optarg; break;
+		case 'U': o->uuid_file = optarg; break;
 		case 'N': o->verify = false; break;
 		case 'K': o->kv = true; break;
 		case 'J': o->json = true; break;
@@ -434,6 +440,7 @@ int main(int argc, char **argv)
 			.variant = o.variant, .cache_blocks = cache_blocks,
 			.policy = o.policy, .peer_bind = o.peer_bind,
 			.name = o.name,
+			.uuid_file = o.uuid_file,
 		};
 
 		ops = &csi_backend_ops;

@@ -42,6 +42,20 @@
 #define SC_CSI_TRACKER_ENTRIES_MIN 64u
 #define SC_CSI_TRACKER_ENTRIES_MAX (1u << 30)
 /*
+ * The share of the tracker one host may hold (percent): a host with a
+ * cache larger than its share is answered with data for the rest, and no
+ * host can push the others' entries out.
+ */
+#define SC_CSI_TRACKER_HOST_PERCENT_DEFAULT 25u
+#define SC_CSI_TRACKER_HOST_PERCENT_MIN 1u
+#define SC_CSI_TRACKER_HOST_PERCENT_MAX 100u
+/*
+ * Registrations from one address at once: a stranger that is admitted
+ * from one address cannot take every slot.  One host is one
+ * registration; several share an address only behind NAT or in tests.
+ */
+#define SC_CSI_HOSTS_PER_ADDR_DEFAULT 16u
+/*
  * A registration's lease (seconds).  A host renews well inside the
  * shortest (seacache.ko every second), so MIN bounds how often it must.
  */
