@@ -55,6 +55,7 @@ SCFS_STAT(readahead_blocks, SCFS_HOST, struct sc_host_stats,
 	  readahead_blocks);
 SCFS_STAT(delegations, SCFS_HOST, struct sc_host_stats, delegations);
 SCFS_STAT(peer_failures, SCFS_HOST, struct sc_host_stats, peer_failures);
+SCFS_STAT(peer_reports, SCFS_HOST, struct sc_host_stats, peer_reports);
 SCFS_STAT(csi_down, SCFS_HOST, struct sc_host_stats, csi_down);
 SCFS_STAT(down_trips, SCFS_HOST, struct sc_host_stats, down_trips);
 SCFS_STAT(down_calls, SCFS_HOST, struct sc_host_stats, down_calls);
@@ -179,7 +180,7 @@ static struct attribute *scfs_attrs[] = {
 	A(blocks_to_peers), A(server_calls), A(hash_only_blocks),
 	A(force_data_blocks), A(pushes_received), A(pushes_used),
 	A(map_calls), A(map_entries), A(maps_used), A(readahead_blocks),
-	A(delegations), A(peer_failures), A(csi_down), A(down_trips),
+	A(delegations), A(peer_failures), A(peer_reports), A(csi_down), A(down_trips),
 	A(down_calls), A(writes), A(write_blocks),
 	A(write_hash_blocks), A(write_data_bytes), A(eviction_notices),
 	A(registrations), A(unstable_blocks), A(memory_bytes), A(cache_blocks),

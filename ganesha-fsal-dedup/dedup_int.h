@@ -50,6 +50,8 @@ struct dedup_fsal_module {
 	uint32_t csi_push_search_ms;
 	bool csi_delegate_cached;
 	uint32_t csi_token_seconds;
+	uint32_t csi_peer_failures;
+	uint32_t csi_peer_suspend_seconds;
 	uint32_t csi_workers;
 	uint32_t csi_max_calls_per_conn;
 };

@@ -145,6 +145,12 @@ static struct config_item dedup_items[] = {
 	CONF_ITEM_UI32("CSI_Token_Lifetime", 1, SC_PEER_TOKEN_MAX_AHEAD,
 		       SC_CSI_TOKEN_S_DEFAULT,
 		       dedup_fsal_module, csi_token_seconds),
+	CONF_ITEM_UI32("CSI_Peer_Failures", 1, SC_CSI_PEER_FAILURES_MAX,
+		       SC_CSI_PEER_FAILURES_DEFAULT,
+		       dedup_fsal_module, csi_peer_failures),
+	CONF_ITEM_UI32("CSI_Peer_Suspend", 1, SC_CSI_PEER_SUSPEND_S_MAX,
+		       SC_CSI_PEER_SUSPEND_S_DEFAULT,
+		       dedup_fsal_module, csi_peer_suspend_seconds),
 	CONF_ITEM_UI32("CSI_Workers", 1, SC_CSI_WORKERS_MAX,
 		       SC_CSI_WORKERS_DEFAULT, dedup_fsal_module, csi_workers),
 	CONF_ITEM_UI32("CSI_Max_Calls_Per_Conn", 1,
@@ -305,6 +311,8 @@ static void csi_start_locked(struct dedup_store *st)
 		.push_search_ms = DEDUP.csi_push_search_ms,
 		.delegate_cached = DEDUP.csi_delegate_cached,
 		.token_seconds = DEDUP.csi_token_seconds,
+		.peer_failures = DEDUP.csi_peer_failures,
+		.peer_suspend_seconds = DEDUP.csi_peer_suspend_seconds,
 		.hooks = &hooks,
 	};
 	struct dedup_store *other;

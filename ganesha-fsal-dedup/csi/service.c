@@ -64,6 +64,12 @@ struct csi_service *csi_service_new(struct dstore *ds,
 		svc->cfg.token_seconds = SC_CSI_TOKEN_S_DEFAULT;
 	if (svc->cfg.token_seconds > SC_PEER_TOKEN_MAX_AHEAD)
 		svc->cfg.token_seconds = SC_PEER_TOKEN_MAX_AHEAD;
+	if (!svc->cfg.peer_failures ||
+	    svc->cfg.peer_failures > SC_CSI_PEER_FAILURES_MAX)
+		svc->cfg.peer_failures = SC_CSI_PEER_FAILURES_DEFAULT;
+	if (!svc->cfg.peer_suspend_seconds ||
+	    svc->cfg.peer_suspend_seconds > SC_CSI_PEER_SUSPEND_S_MAX)
+		svc->cfg.peer_suspend_seconds = SC_CSI_PEER_SUSPEND_S_DEFAULT;
 	if (!svc->cfg.used_files)
 		svc->cfg.used_files = SC_CSI_USED_FILES_DEFAULT;
 	if (cfg->hooks)
@@ -315,6 +321,11 @@ static const struct svc_proc svc_procs[] = {
 		 */
 		.access = SVC_ACCESS_NONE,
 		.check = svc_getmap_check, .run = svc_getmap,
+	},
+	[CSI_PROC_PEER_REPORT] = {
+		HDR_IN(csi_peer_report_args), .calls = C_PEER_REPORT_CALLS,
+		.access = SVC_ACCESS_NONE,
+		.check = svc_peer_report_check, .run = svc_peer_report,
 	},
 };
 

@@ -97,11 +97,15 @@ struct csi_service_config {
 				      * once; 0: 16 */
 	uint32_t lease_seconds;	  /* 0: 90 */
 	uint32_t features;	  /* CSI_FEAT_* offered; granted = requested
-				   * ∩ offered, less MAP without READ_HASH */
+				   * ∩ offered, less MAP without READ_HASH
+				   * and PEER_REPORT without COOP */
 	uint32_t max_blocks;	  /* per READ/GET_HASHES/WRITE; 0: 64, ≤ 256 */
 	uint32_t max_evict;	  /* notices per request; 0: 1024, ≤ 4096 */
 	uint32_t max_push;	  /* pushed entries per reply; 0: 256, ≤ 1024 */
 	uint32_t token_seconds;	  /* peer-token lifetime; 0: 30 */
+	uint32_t peer_failures;	  /* reported failures that suspend a peer
+				   * (§7.12); 0: 8, at most 32 */
+	uint32_t peer_suspend_seconds; /* how long; 0: 60 */
 	uint32_t used_files;	  /* files remembered per host as used (for
 				   * pushes); 0: 4096.  The oldest is
 				   * forgotten first: that costs pushes only */
@@ -125,7 +129,8 @@ struct csi_service_config {
 /* Features this implementation can grant. */
 #define CSI_SERVICE_FEATURES (CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER | \
 			      CSI_FEAT_PUSH | CSI_FEAT_COOP | \
-			      CSI_FEAT_DEDUP_WRITE | CSI_FEAT_MAP)
+			      CSI_FEAT_DEDUP_WRITE | CSI_FEAT_MAP | \
+			      CSI_FEAT_PEER_REPORT)
 
 /*
  * A service over ds (not owned; must outlive the service), with a fresh

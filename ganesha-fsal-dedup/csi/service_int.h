@@ -54,6 +54,10 @@
 	X(C_EVICT_CALLS, "evict.calls")					\
 	X(C_NOTICES_RECEIVED, "evict.notices")				\
 	X(C_NOTICES_APPLIED, "evict.notices_applied")			\
+	X(C_PEER_REPORT_CALLS, "peer_report.calls")			\
+	X(C_PEER_REPORTS_IGNORED, "peer_report.ignored")		\
+	X(C_PEER_FAILED, "peer.failed_delegations")			\
+	X(C_PEER_SUSPENDED, "peer.suspensions")				\
 	X(C_ACCESS_DENIED, "errors.access")
 
 #define GLOBAL_COUNTERS(X)						\
@@ -96,6 +100,13 @@ struct svc_host {
 	struct used_file *used;		/* insertion order: oldest first */
 	uint32_t nused;
 	uint64_t last_ms;		/* last counted request */
+	/* delegations to it reported failed (§7.12), since fail_ms */
+	uint32_t peer_failures;
+	uint64_t peer_fail_ms;		/* the first of them */
+	uint64_t peer_off_until_ms;	/* no delegation to it before */
+	/* the counted reports' tokens (a MAC's first bytes), against replays */
+	uint64_t peer_fail_seen[SC_CSI_PEER_FAILURES_MAX];
+	uint32_t peer_fail_next;
 	uint64_t ctr[C_HOST_COUNT];
 };
 
@@ -178,6 +189,8 @@ svc_check_fn svc_read_check;
 svc_run_fn svc_read;
 svc_check_fn svc_getmap_check;
 svc_run_fn svc_getmap;
+svc_check_fn svc_peer_report_check;
+svc_run_fn svc_peer_report;
 
 /* service_write.c */
 svc_check_fn svc_write_check;

@@ -386,8 +386,9 @@ static uint32_t read_flags_check(const struct svc_host *h, uint32_t flags)
 #define DELEG_CANDIDATES 8
 
 /*
- * §7.3 rule 4: a live peer that holds h and serves peer reads, with a
- * fresh token for the requester; false if there is none.  Lock held.
+ * §7.3 rule 4: a live peer that holds h and serves peer reads, and has
+ * not failed its delegations lately (§7.12), with a fresh token for the
+ * requester; false if there is none.  Lock held.
  */
 static bool delegate(struct csi_service *svc, const struct host_ref *hr,
 		     const struct sc_hash *h, uint64_t now,
@@ -405,6 +406,7 @@ static bool delegate(struct csi_service *svc, const struct host_ref *hr,
 		p = &svc->hosts[cand[(first + i) % k] - 1];
 		if (!p->id || !(p->features & CSI_FEAT_COOP) ||
 		    p->peer.family == CSI_AF_NONE ||
+		    now < p->peer_off_until_ms ||
 		    svc_lease_lapsed(svc, p, now))
 			continue;
 		f.hash = *h;
@@ -421,6 +423,95 @@ static bool delegate(struct csi_service *svc, const struct host_ref *hr,
 		return true;
 	}
 	return false;
+}
+
+uint32_t svc_peer_report_check(struct csi_service *svc,
+			       const struct sc_rpc_request *rq,
+			       const struct host_ref *hr)
+{
+	(void)svc;
+	(void)rq;
+	return hr->h->features & CSI_FEAT_PEER_REPORT ? CSI_OK :
+							 CSI_ERR_NOTSUPP;
+}
+
+/*
+ * The peer of a reported failure (§7.12), if the report counts: its token
+ * is one this server made for this requester and that peer, in this
+ * epoch, still valid, and not counted before.  A requester can so count
+ * only delegations it was given, each once.  Lock held.
+ */
+static struct svc_host *peer_report_counts(struct csi_service *svc,
+					   const struct host_ref *hr,
+					   const struct csi_peer_failure *f)
+{
+	struct svc_host *p = svc_host_by_id(svc, f->peer_host);
+	struct sc_peer_token_fields tf;
+	uint64_t seen;
+	unsigned int i;
+
+	if (!p || p == hr->h)
+		return NULL;
+	tf.hash = f->hash;
+	tf.requester = hr->id;
+	tf.serving = p->id;
+	tf.epoch = svc->epoch;
+	tf.expiry = f->token.expiry;
+	if (sc_peer_token_check(p->token_mac, &tf, svc->epoch,
+				svc_now_unix(svc), f->token.mac))
+		return NULL;
+	memcpy(&seen, f->token.mac, sizeof(seen));
+	for (i = 0; i < SC_CSI_PEER_FAILURES_MAX; i++)
+		if (p->peer_fail_seen[i] == seen)
+			return NULL;
+	p->peer_fail_seen[p->peer_fail_next++ % SC_CSI_PEER_FAILURES_MAX] =
+		seen;
+	return p;
+}
+
+/*
+ * One counted failure of peer p: the tracker no longer counts on p for
+ * the content, and peer_failures of them within a suspension's length
+ * stop delegations to p for that length.  Lock held.
+ */
+static void peer_failed(struct csi_service *svc, struct svc_host *p,
+			const struct sc_hash *h, uint64_t now)
+{
+	uint64_t span = (uint64_t)svc->cfg.peer_suspend_seconds * 1000;
+
+	sc_tracker_note_evicted(svc->tracker, slot_of(svc, p), h);
+	count(svc, p, C_PEER_FAILED, 1);
+	if (!p->peer_failures || now - p->peer_fail_ms >= span) {
+		p->peer_failures = 0;
+		p->peer_fail_ms = now;
+	}
+	if (++p->peer_failures < svc->cfg.peer_failures)
+		return;
+	p->peer_failures = 0;
+	p->peer_off_until_ms = now + span;
+	count(svc, p, C_PEER_SUSPENDED, 1);
+}
+
+/* §7.12 PEER_REPORT: delegations the requester's peers did not deliver. */
+int svc_peer_report(struct csi_service *svc, struct sc_rpc_request *rq,
+		    const struct host_ref *hr)
+{
+	const struct csi_peer_report_args *a = rq->args;
+	uint64_t now = svc_now_ms(svc);
+	struct svc_host *p;
+	uint32_t i;
+
+	pthread_mutex_lock(&svc->lock);
+	for (i = 0; host_valid(hr) && i < a->nfailures; i++) {
+		p = peer_report_counts(svc, hr, &a->failures[i]);
+		if (p)
+			peer_failed(svc, p, &a->failures[i].hash, now);
+		else
+			count(svc, hr->h, C_PEER_REPORTS_IGNORED, 1);
+	}
+	pthread_mutex_unlock(&svc->lock);
+	((struct csi_evict_res *)rq->res)->status = CSI_OK;
+	return 0;
 }
 
 /*

@@ -252,6 +252,9 @@ int svc_hello(struct csi_service *svc, const struct csi_hello_args *a,
 	/* §8: a map window is GET_HASHES' answer for several files */
 	if (!(h->features & CSI_FEAT_READ_HASH))
 		h->features &= ~CSI_FEAT_MAP;
+	/* §7.12: reports are of delegations */
+	if (!(h->features & CSI_FEAT_COOP))
+		h->features &= ~CSI_FEAT_PEER_REPORT;
 	h->tracked = h->features & (CSI_FEAT_TRACKER | CSI_FEAT_COOP |
 				    CSI_FEAT_DEDUP_WRITE);
 	h->addr_known = addr_of(src, h->addr);

@@ -378,6 +378,68 @@ int host_probe(struct sc_host *h)
 	return evict(h, true);
 }
 
+void host_peer_failed(struct sc_host *h, const struct csi_read_block *b)
+{
+	struct csi_peer_failure *f;
+
+	sc_mutex_lock(&h->lock);
+	if (h->pfq_len == CSI_MAX_PEER_REPORTS) {
+		h->pfq_head = (h->pfq_head + 1) % CSI_MAX_PEER_REPORTS;
+		h->pfq_len--;
+	}
+	f = &h->pfq[(h->pfq_head + h->pfq_len++) % CSI_MAX_PEER_REPORTS];
+	f->peer_host = b->peer_host;
+	f->hash = b->hash;
+	f->token = b->token;
+	sc_mutex_unlock(&h->lock);
+}
+
+/*
+ * A report is a hint to the server: one that is not answered is not sent
+ * again, and one of an earlier registration is ignored by the server
+ * (its tokens name our old id).
+ */
+int host_report_peers(struct sc_host *h)
+{
+	struct csi_peer_report_args a = { 0 };
+	struct csi_peer_failure *f;
+	struct csi_evict_res r;
+	struct host_call c;
+	uint32_t n, i;
+	int err;
+
+	sc_mutex_lock(&h->lock);
+	n = h->pfq_len;
+	if (!(h->reg.features & CSI_FEAT_PEER_REPORT))
+		h->pfq_len = 0;
+	sc_mutex_unlock(&h->lock);
+	if (!n)
+		return 0;
+	f = sc_malloc(CSI_MAX_PEER_REPORTS * sizeof(*f));
+	if (!f)
+		return -SC_ENOMEM;
+	sc_mutex_lock(&h->lock);
+	n = h->pfq_len;
+	for (i = 0; i < n; i++)
+		f[i] = h->pfq[(h->pfq_head + i) % CSI_MAX_PEER_REPORTS];
+	h->pfq_head = (h->pfq_head + n) % CSI_MAX_PEER_REPORTS;
+	h->pfq_len = 0;
+	sc_mutex_unlock(&h->lock);
+	a.failures = f;
+	a.nfailures = n;
+	err = n ? host_call(h, CSI_PROC_PEER_REPORT, &a.hdr, &a, &r, &c) : 0;
+	sc_free(f);
+	if (err || !n)
+		return err;
+	host_release(h, &c);
+	if (c.status == CSI_OK) {
+		sc_mutex_lock(&h->lock);
+		h->st.peer_reports += n;
+		sc_mutex_unlock(&h->lock);
+	}
+	return host_status_err(c.status);
+}
+
 int host_flush(struct sc_host *h, uint32_t keep)
 {
 	uint32_t left;

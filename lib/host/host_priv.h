@@ -81,6 +81,9 @@ struct sc_host {
 	struct sc_hash *nq;	/* eviction notices, a ring */
 	uint32_t nq_cap, nq_head, nq_len;
 	uint64_t last_send_ms;
+	/* failed delegations to report (§7.12), a ring; the oldest go */
+	struct csi_peer_failure pfq[CSI_MAX_PEER_REPORTS];
+	uint32_t pfq_head, pfq_len;
 	bool down;		/* fail_fast: no call goes out but a probe */
 	struct host_pin *pins, *pins_tail;
 	uint32_t npins, stale_pins;	/* stale: of an earlier epoch */
@@ -199,6 +202,10 @@ int host_probe(struct sc_host *h);
 bool host_down(struct sc_host *h);
 /* Send EVICT while more than keep notices are queued. */
 int host_flush(struct sc_host *h, uint32_t keep);
+/* Queue b, a delegation its peer did not deliver, for host_report_peers. */
+void host_peer_failed(struct sc_host *h, const struct csi_read_block *b);
+/* The queued failed delegations in one PEER_REPORT (§7.12), if granted. */
+int host_report_peers(struct sc_host *h);
 
 /* ---- host_map.c ---- */
 

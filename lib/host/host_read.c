@@ -220,6 +220,7 @@ static void rd_peer_fetch(struct rd *r, struct rd_blk *b, uint64_t change,
 			continue;
 		if (f[k++].err) {
 			r->acc.peer_failures++;
+			host_peer_failed(r->h, &res->blocks[i]);
 			b[i].st = RB_FORCE;
 			continue;
 		}
@@ -862,6 +863,9 @@ static int rd_fetch(struct rd *r)
 			host_notice(r->h, &r->b[i].h);
 	}
 	host_time_add(r->h, SC_HT_FETCH, since);
+	/* the blocks are in: a report delays this read by one call only */
+	if (!err && r->acc.peer_failures)
+		host_report_peers(r->h);
 	return err;
 }
 

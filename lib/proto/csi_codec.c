@@ -16,6 +16,7 @@
 #define HOST_STATS_MIN_WIRE (8 + 4 + 4)
 #define FILEID_WIRE 8
 #define MAP_FILE_MIN_WIRE 4			/* an error status */
+#define PEER_FAILURE_WIRE (8 + SC_HASH_LEN + 8 + CSI_MAC_SIZE)
 
 static void x_hash(struct sc_xdr *x, struct sc_hash *h)
 {
@@ -368,6 +369,25 @@ static void x_getmap_res(struct sc_xdr *x, void *msg)
 		     MAP_FILE_MIN_WIRE, sizeof(*r->files), x_map_file);
 }
 
+static void x_peer_failure(struct sc_xdr *x, void *elem)
+{
+	struct csi_peer_failure *f = elem;
+
+	sc_xdr_u64(x, &f->peer_host);
+	x_hash(x, &f->hash);
+	x_token(x, &f->token);
+}
+
+static void x_peer_report_args(struct sc_xdr *x, void *msg)
+{
+	struct csi_peer_report_args *a = msg;
+
+	x_reqhdr(x, &a->hdr);
+	sc_xdr_array(x, (void **)&a->failures, &a->nfailures,
+		     CSI_MAX_PEER_REPORTS, PEER_FAILURE_WIRE,
+		     sizeof(*a->failures), x_peer_failure);
+}
+
 static void x_peer_read_args(struct sc_xdr *x, void *msg)
 {
 	struct csi_peer_read_args *a = msg;
@@ -439,6 +459,9 @@ const struct csi_msg_info csi_msgs[CSI_MSG_COUNT] = {
 	MSG(GETMAP_RES, getmap_res,
 	    RATIO(struct csi_map_file, MAP_FILE_MIN_WIRE),
 	    ARENA(CSI_MAX_MAP_FILES, struct csi_map_file)),
+	MSG(PEER_REPORT_ARGS, peer_report_args,
+	    RATIO(struct csi_peer_failure, PEER_FAILURE_WIRE),
+	    ARENA(CSI_MAX_PEER_REPORTS, struct csi_peer_failure)),
 	MSG(PEER_READ_ARGS, peer_read_args, 0, 0),
 	MSG(PEER_READ_RES, peer_read_res, 0, 0),
 };
@@ -511,6 +534,8 @@ static const struct csi_proc_info csi_procs[] = {
 	  CSI_MSG_STATS_RES },
 	{ CSI_PROG, CSI_PROC_GET_MAP, "get_map", CSI_MSG_GETMAP_ARGS,
 	  CSI_MSG_GETMAP_RES },
+	{ CSI_PROG, CSI_PROC_PEER_REPORT, "peer_report",
+	  CSI_MSG_PEER_REPORT_ARGS, CSI_MSG_EVICT_RES },
 	{ CSI_PEER_PROG, CSI_PEER_PROC_NULL, "peer_null", CSI_MSG_VOID,
 	  CSI_MSG_VOID },
 	{ CSI_PEER_PROG, CSI_PEER_PROC_READ, "peer_read",

@@ -13,7 +13,8 @@ const struct sc_variant_info sc_variants[SC_VARIANT_COUNT] = {
 			      CSI_FEAT_PUSH },
 	[SC_VARIANT_COOP] = { "coop", "coop-cache",
 			      CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER |
-			      CSI_FEAT_PUSH | CSI_FEAT_COOP },
+			      CSI_FEAT_PUSH | CSI_FEAT_COOP |
+			      CSI_FEAT_PEER_REPORT },
 	[SC_VARIANT_DEDUP_RW] = { "dedup-rw", "dedup-rw",
 				  CSI_FEAT_READ_HASH | CSI_FEAT_DEDUP_WRITE },
 	[SC_VARIANT_SEACACHE] = { "seacache", "seacache", CSI_FEAT_ALL },

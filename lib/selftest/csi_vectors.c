@@ -85,6 +85,7 @@ union vector_arrays {
 		uint8_t holes[2];
 		struct sc_hash hashes[8];
 	} getmap_res;
+	struct csi_peer_failure peer_report_args[2];
 };
 
 _Static_assert(ARRAYS_OFF + sizeof(union vector_arrays) <= CSI_VECTOR_SCRATCH,
@@ -419,6 +420,24 @@ static void v_getmap_res(void *msg, uint8_t *scratch)
 	r->nfiles = SC_ARRAY_SIZE(a->getmap_res.files);
 }
 
+/* Host 7 reports two delegations to host 9 that did not deliver. */
+static void v_peer_report_args(void *msg, uint8_t *scratch)
+{
+	struct csi_peer_failure *f = arrays(scratch)->peer_report_args;
+	struct csi_peer_report_args *a = msg;
+	unsigned int i;
+
+	a->hdr = reqhdr(scratch, 1);
+	for (i = 0; i < 2; i++) {
+		f[i].peer_host = 9;
+		f[i].hash = hash_of((uint8_t)(0x21 + i));
+		f[i].token.expiry = 1795000000 + i;
+		pattern(f[i].token.mac, CSI_MAC_SIZE, (uint8_t)(0x91 + i));
+	}
+	a->failures = f;
+	a->nfailures = 2;
+}
+
 static void v_peer_read_args(void *msg, uint8_t *scratch)
 {
 	struct csi_peer_read_args *a = msg;
@@ -471,6 +490,7 @@ const struct csi_vector csi_vectors[] = {
 	VEC(stats_res, STATS_RES),
 	VEC(getmap_args, GETMAP_ARGS),
 	VEC(getmap_res, GETMAP_RES),
+	VEC(peer_report_args, PEER_REPORT_ARGS),
 	VEC(peer_read_args, PEER_READ_ARGS),
 	VEC(peer_read_res_ok, PEER_READ_RES),
 	VEC(peer_read_res_bad_token, PEER_READ_RES),

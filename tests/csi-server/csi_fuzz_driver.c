@@ -80,6 +80,9 @@ struct run {
 	double last_burst;
 };
 
+/* The first procedure number CSI_PROG does not have. */
+#define PROC_NONE (CSI_PROC_PEER_REPORT + 1)
+
 /* The arguments a fuzzing connection builds, with what they point to. */
 struct callbuf {
 	union {
@@ -92,7 +95,9 @@ struct callbuf {
 		struct csi_evict_args evict;
 		struct csi_stats_args stats;
 		struct csi_getmap_args map;
+		struct csi_peer_report_args report;
 	} a;
+	struct csi_peer_failure failures[CSI_MAX_PEER_REPORTS];
 	uint64_t files[CSI_MAX_MAP_FILES];
 	uint8_t str1[CSI_MAX_PATH];
 	uint8_t str2[CSI_MAX_PATH];
@@ -545,6 +550,28 @@ static void build_map(struct fz *f, struct csi_getmap_args *a)
 }
 
 /* Arguments of a valid call of proc into f->cb; a pointer to them. */
+/*
+ * Failed delegations of known hosts and contents, their tokens forged:
+ * the server must ignore every one (§7.12).
+ */
+static void build_report(struct fz *f, struct csi_peer_report_args *a)
+{
+	struct csi_peer_failure *pf = f->cb->failures;
+	uint32_t i;
+
+	pick_hdr(f, &a->hdr);
+	a->nfailures = below(f, 4) ? below(f, 4) :
+				     below(f, CSI_MAX_PEER_REPORTS + 1);
+	for (i = 0; i < a->nfailures; i++) {
+		pf[i].peer_host = below(f, 2) ? pool_pick(f) : rnd(f);
+		pf[i].hash = f->R->hash[below(f, (uint32_t)f->R->nblk)];
+		pf[i].token.expiry = below(f, 2) ? (uint64_t)time(NULL) + 10 :
+						   rnd(f);
+		rnd_bytes(f, pf[i].token.mac, CSI_MAC_SIZE);
+	}
+	a->failures = pf;
+}
+
 static const void *build_args(struct fz *f, uint32_t proc)
 {
 	struct callbuf *cb = f->cb;
@@ -594,6 +621,9 @@ static const void *build_args(struct fz *f, uint32_t proc)
 		break;
 	case CSI_PROC_GET_MAP:
 		build_map(f, &cb->a.map);
+		break;
+	case CSI_PROC_PEER_REPORT:
+		build_report(f, &cb->a.report);
 		break;
 	default:
 		break;
@@ -652,7 +682,8 @@ static int encode_call(struct fz *f, uint32_t proc, uint32_t *xid)
 /* A valid call of a random procedure, weighted towards READ. */
 static int encode_any(struct fz *f, uint32_t *xid)
 {
-	static const uint8_t weights[] = { 4, 3, 5, 16, 31, 14, 2, 12, 8, 5 };
+	static const uint8_t weights[] = { 4, 3, 5, 16, 27, 14, 2, 12, 8, 5,
+					   4 };
 	uint32_t d = below(f, 100), proc = 0;
 
 	while (d >= weights[proc]) {
@@ -685,7 +716,7 @@ static uint32_t header_value(struct fz *f, unsigned int word)
 	case 2: return below(f, 2) ? 1 + 2 * below(f, 2) : interesting(f);
 	case 3: return below(f, 2) ? progs[below(f, 3)] : interesting(f);
 	case 4: return below(f, 2) ? 2 * below(f, 2) : interesting(f);
-	case 5: return below(f, 2) ? CSI_PROC_GET_MAP + 1 + below(f, 8) :
+	case 5: return below(f, 2) ? PROC_NONE + below(f, 8) :
 				     interesting(f);
 	case 6: return below(f, 2) ? 1 + below(f, 6) : interesting(f);
 	default: return below(f, 2) ? 401 + below(f, 4) : interesting(f);
@@ -1704,7 +1735,7 @@ static int probes(struct fz *f)
 	if (!rc)
 		rc = probe_call(f, CSI_PROC_READ, 4, 2, 0, A_PROG_MISMATCH);
 	if (!rc)
-		rc = probe_call(f, CSI_PROC_NULL, 5, CSI_PROC_GET_MAP + 1, 0,
+		rc = probe_call(f, CSI_PROC_NULL, 5, PROC_NONE, 0,
 				A_PROC_UNAVAIL);
 	if (!rc)
 		rc = probe_call(f, CSI_PROC_STATS, 2, 3, 0, A_RPC_MISMATCH);

@@ -1418,6 +1418,131 @@ static void test_coop(void **state)
 	env_stop(&e);
 }
 
+static uint32_t peer_report(struct env *e, struct reg g,
+			    const struct csi_peer_failure *f, uint32_t n)
+{
+	struct csi_peer_report_args a;
+	struct csi_evict_res r;
+	struct sc_rpc_reply *rep;
+
+	memset(&a, 0, sizeof(a));
+	hdr_set(&a.hdr, g, NULL, 0);
+	a.failures = f;
+	a.nfailures = n;
+	assert_int_equal(sc_rpc_call(e->c, CSI_PROC_PEER_REPORT, &a, &r,
+				     &rep), 0);
+	sc_rpc_reply_free(rep);
+	return r.status;
+}
+
+#define REPORT_BLOCKS 8u
+
+/*
+ * B's READ of blocks lbn.. of c2 with delegation: each block's kind is
+ * want; delegated ones go to the failures f[] as B would report them.
+ * Then B evicts them, so that A stays their one holder.
+ */
+static void read_deleg(struct env *e, struct reg B, uint64_t lbn,
+		       uint32_t want, struct csi_peer_failure *f)
+{
+	struct sc_hash ev[REPORT_BLOCKS];
+	struct csi_read_res r;
+	struct sc_rpc_reply *rep;
+	uint32_t i;
+
+	do_read(e, B, NULL, 0, ino_c2, lbn, REPORT_BLOCKS,
+		CSI_READ_WANT_DATA | CSI_READ_ACCEPT_DELEG, &r, &rep);
+	assert_int_equal(r.status, CSI_OK);
+	assert_int_equal(r.nblocks, REPORT_BLOCKS);
+	for (i = 0; i < REPORT_BLOCKS; i++) {
+		assert_int_equal(r.blocks[i].kind, want);
+		ev[i] = r.blocks[i].hash;
+		if (!f)
+			continue;
+		f[i].peer_host = r.blocks[i].peer_host;
+		f[i].hash = r.blocks[i].hash;
+		f[i].token = r.blocks[i].token;
+	}
+	sc_rpc_reply_free(rep);
+	assert_int_equal(evict(e, B, ev, REPORT_BLOCKS), CSI_OK);
+}
+
+/*
+ * §7.12: failed delegations that B reports with the tokens it was given
+ * count against A, each once; forged, replayed or foreign reports do
+ * not.  CSI_Peer_Failures of them stop delegations to A for
+ * CSI_Peer_Suspend seconds, then A is chosen again.
+ */
+static void test_peer_report(void **state)
+{
+	const uint32_t coop = CSI_FEAT_READ_HASH | CSI_FEAT_TRACKER |
+			      CSI_FEAT_COOP | CSI_FEAT_PEER_REPORT;
+	struct csi_peer_failure f[REPORT_BLOCKS], bad;
+	struct csi_service_config cfg;
+	struct csi_hello_res ha, hb;
+	struct reg A, B, C;
+	struct env e;
+
+	(void)state;
+	hooks_cfg(&cfg);
+	cfg.peer_failures = 3;
+	cfg.peer_suspend_seconds = LEASE / 2;
+	env_start_cfg(&e, &cfg);
+	ha = hello_peer(&e, 1, coop, "127.0.0.1", 7001);
+	A = (struct reg){ ha.host, ha.epoch };
+	hb = hello_peer(&e, 2, coop, "127.0.0.1", 7002);
+	B = (struct reg){ hb.host, hb.epoch };
+	assert_int_equal(hb.features, coop);
+	read_clone_expect(&e, A, NULL, 0, ino_c1, 0, MAX_BLOCKS,
+			  CSI_READ_WANT_DATA, CSI_RK_DATA, UINT32_MAX, 0);
+	read_deleg(&e, B, 0, CSI_RK_DELEGATED, f);
+	assert_int_equal(f[0].peer_host, A.host);
+
+	/* a forged token, a peer B was not sent to, B itself: ignored */
+	bad = f[0];
+	bad.token.mac[5] ^= 1;
+	assert_int_equal(peer_report(&e, B, &bad, 1), CSI_OK);
+	bad = f[0];
+	bad.token.expiry++;
+	assert_int_equal(peer_report(&e, B, &bad, 1), CSI_OK);
+	bad = f[0];
+	bad.peer_host = B.host;
+	assert_int_equal(peer_report(&e, B, &bad, 1), CSI_OK);
+	/* A's token for B, shown by another requester */
+	C = hello(&e, 3, coop);
+	assert_int_equal(peer_report(&e, C, &f[0], 1), CSI_OK);
+	assert_int_equal(counter(&e, A.host, "peer.failed_delegations"), 0);
+	assert_int_equal(counter(&e, B.host, "peer_report.ignored"), 3);
+	assert_int_equal(counter(&e, C.host, "peer_report.ignored"), 1);
+
+	/* two count; a replay of one does not; A is still chosen */
+	assert_int_equal(peer_report(&e, B, f, 2), CSI_OK);
+	assert_int_equal(peer_report(&e, B, f, 1), CSI_OK);
+	assert_int_equal(counter(&e, A.host, "peer.failed_delegations"), 2);
+	assert_int_equal(counter(&e, B.host, "peer_report.ignored"), 4);
+	/* a reported content is no longer counted on A: data */
+	read_clone_expect(&e, C, NULL, 0, ino_c2, 0, 3,
+			  CSI_READ_WANT_DATA | CSI_READ_ACCEPT_DELEG,
+			  CSI_RK_DATA, 2, CSI_RK_DELEGATED);
+	read_deleg(&e, B, REPORT_BLOCKS, CSI_RK_DELEGATED, NULL);
+
+	/* the third: no more delegations to A, until the time is out */
+	assert_int_equal(peer_report(&e, B, &f[2], 1), CSI_OK);
+	assert_int_equal(counter(&e, A.host, "peer.suspensions"), 1);
+	read_deleg(&e, B, 2 * REPORT_BLOCKS, CSI_RK_DATA, NULL);
+	advance(cfg.peer_suspend_seconds - 1);
+	read_deleg(&e, B, 3 * REPORT_BLOCKS, CSI_RK_DATA, NULL);
+	advance(1);
+	read_deleg(&e, B, 4 * REPORT_BLOCKS, CSI_RK_DELEGATED, NULL);
+
+	/* not granted without COOP, refused when not granted */
+	hb = hello_full(&e, 4, CSI_FEAT_READ_HASH | CSI_FEAT_PEER_REPORT);
+	assert_int_equal(hb.features, CSI_FEAT_READ_HASH);
+	assert_int_equal(peer_report(&e, (struct reg){ hb.host, hb.epoch },
+				     f, 1), CSI_ERR_NOTSUPP);
+	env_stop(&e);
+}
+
 /* The store's data leaves the page cache: synced, then dropped. */
 /* Whether any page of the file at path is in the page cache. */
 static bool file_resident(const char *path)
@@ -2475,6 +2600,7 @@ int main(void)
 		cmocka_unit_test(test_push),
 		cmocka_unit_test(test_push_search_cut),
 		cmocka_unit_test(test_coop),
+		cmocka_unit_test(test_peer_report),
 		cmocka_unit_test(test_coop_disk_first),
 		cmocka_unit_test(test_dedup_write),
 		cmocka_unit_test(test_lookup_access),

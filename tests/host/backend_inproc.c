@@ -50,6 +50,7 @@ static int start(void)
 		.max_push = 64,
 		/* its store is in the page cache: delegate all the same */
 		.delegate_cached = true,
+		.peer_failures = 16,	/* host_test.c PEER_FAILURES */
 	};
 	struct sc_rpc_server_opts so = { .port = port, .workers = 2 };
 

@@ -851,6 +851,46 @@ static void test_peers_one_by_one(void **state)
 	th_one_by_one = false;
 }
 
+/* Blocks of the file only a dead peer holds; the servers' CSI_Peer_Failures. */
+#define DEAD_BLOCKS (4 * NBLK)
+#define PEER_FAILURES 16u
+
+/*
+ * A peer that died with its lease running: the host reports each failed
+ * delegation (§7.12), and after PEER_FAILURES of them the server stops
+ * naming it.  Without reports every block would go to it first.
+ */
+static void test_dead_peer_dropped(void **state)
+{
+	static uint8_t ref[DEAD_BLOCKS * BS];
+	struct th *d, *c;
+	struct sc_host_stats s;
+	struct sc_prng r;
+	uint64_t id;
+	uint32_t i;
+
+	(void)state;
+	sc_prng_seed(&r, SEED + 800);
+	sc_prng_fill(&r, ref, sizeof(ref));
+	id = hb_create("deadpeer", ref, sizeof(ref));
+	d = th_new(0x80, SC_VARIANT_COOP, DEAD_BLOCKS, PEER_DEAD);
+	check_read(d, id, ref, sizeof(ref), 0, sizeof(ref));
+	c = th_new(0x81, SC_VARIANT_COOP, DEAD_BLOCKS, PEER_NONE);
+	for (i = 0; i < DEAD_BLOCKS; i++)
+		check_read(c, id, ref, sizeof(ref), (uint64_t)i * BS, BS);
+	s = th_stats(c);
+	printf("dead peer: %llu of %u blocks delegated, %llu reported\n",
+	       (unsigned long long)s.delegations, DEAD_BLOCKS,
+	       (unsigned long long)s.peer_reports);
+	assert_true(s.delegations >= PEER_FAILURES);
+	assert_int_equal(s.peer_failures, s.delegations);
+	assert_int_equal(s.peer_reports, s.peer_failures);
+	/* the last report may come with a READ's worth of others in flight */
+	assert_true(s.delegations < PEER_FAILURES + 16);
+	th_free(c);
+	th_free(d);
+}
+
 /* A new epoch: HELLO again, data again, unstable blocks written again. */
 static void test_restart(void **state)
 {
@@ -1761,6 +1801,7 @@ int main(void)
 		cmocka_unit_test(test_force_data),
 		cmocka_unit_test(test_peers),
 		cmocka_unit_test(test_peers_one_by_one),
+		cmocka_unit_test(test_dead_peer_dropped),
 		cmocka_unit_test(test_replaced),
 		cmocka_unit_test(test_changed_behind),
 		cmocka_unit_test(test_map_clones),

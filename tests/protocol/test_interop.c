@@ -209,6 +209,19 @@ sc_getmap_res *sc_get_map_1_svc(sc_getmap_args *a, struct svc_req *rq)
 	return &r;
 }
 
+/* PEER_REPORT: OK for the two failures check_peer_report sends. */
+sc_evict_res *sc_peer_report_1_svc(sc_peer_report_args *a, struct svc_req *rq)
+{
+	static sc_evict_res r;
+	sc_peer_failure *f = a->failures.failures_val;
+
+	(void)rq;
+	r.status = a->failures.failures_len == 2 && f[0].peer_host == 7 &&
+		   f[1].token.expiry == 1790000000 && f[1].hash[31] == 0x5a ?
+		   SC_OK : SC_ERR_INVAL;
+	return &r;
+}
+
 #define STATUS_ONLY_SVC(name, res_t, args_t, st)			\
 	res_t *name(args_t *a, struct svc_req *rq)			\
 	{								\
@@ -311,6 +324,22 @@ static struct sc_rpc_client *our_client(uint16_t port, uint32_t prog)
 	return c;
 }
 
+/* A PEER_REPORT's array of structs, through our encoder to rpcgen's. */
+static void check_peer_report(struct sc_rpc_client *c)
+{
+	struct csi_peer_failure f[2] = { { .peer_host = 7 },
+					 { .token.expiry = 1790000000 } };
+	struct csi_peer_report_args a = { .failures = f, .nfailures = 2 };
+	struct csi_evict_res r;
+	struct sc_rpc_reply *rep;
+
+	f[1].hash.b[31] = 0x5a;
+	assert_int_equal(sc_rpc_call(c, CSI_PROC_PEER_REPORT, &a, &r, &rep),
+			 0);
+	assert_int_equal(r.status, CSI_OK);
+	sc_rpc_reply_free(rep);
+}
+
 /* The largest GET_MAP reply, through our client and the reply checks. */
 static void check_getmap(struct sc_rpc_client *c)
 {
@@ -388,6 +417,7 @@ static void test_our_client_rpcgen_server(void **state)
 	sc_rpc_reply_free(rep);
 
 	check_getmap(c);
+	check_peer_report(c);
 	sc_rpc_client_close(c);
 
 	pc = our_client(port, CSI_PEER_PROG);

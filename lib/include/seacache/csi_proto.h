@@ -33,6 +33,7 @@ enum csi_proc {
 	CSI_PROC_EVICT = 7,
 	CSI_PROC_STATS = 8,
 	CSI_PROC_GET_MAP = 9,
+	CSI_PROC_PEER_REPORT = 10,
 };
 
 enum csi_peer_proc {
@@ -56,6 +57,7 @@ enum csi_peer_proc {
 #define CSI_MAX_MAP_FILES 16u
 #define CSI_MAX_MAP_BLOCKS 2048u
 #define CSI_MAX_MAP_HOLES 256u		/* CSI_MAX_MAP_BLOCKS / 8 */
+#define CSI_MAX_PEER_REPORTS 64u
 
 #define CSI_FEAT_READ_HASH 0x01u
 #define CSI_FEAT_TRACKER 0x02u
@@ -63,7 +65,8 @@ enum csi_peer_proc {
 #define CSI_FEAT_COOP 0x08u
 #define CSI_FEAT_DEDUP_WRITE 0x10u
 #define CSI_FEAT_MAP 0x20u
-#define CSI_FEAT_ALL 0x3fu
+#define CSI_FEAT_PEER_REPORT 0x40u
+#define CSI_FEAT_ALL 0x7fu
 
 #define CSI_READ_WANT_DATA 0x01u
 #define CSI_READ_FORCE_DATA 0x02u
@@ -341,6 +344,19 @@ struct csi_stats_res {
 	uint32_t ncounters;
 	struct csi_host_stats *hosts;
 	uint32_t nhosts;
+};
+
+/* PEER_REPORT (its result is csi_evict_res) */
+struct csi_peer_failure {
+	uint64_t peer_host;
+	struct sc_hash hash;
+	struct csi_token token;
+};
+
+struct csi_peer_report_args {
+	struct csi_reqhdr hdr;
+	const struct csi_peer_failure *failures;	/* in the arena */
+	uint32_t nfailures;
 };
 
 /* PEER_READ */

@@ -73,6 +73,15 @@
 #define SC_CSI_PUSH_SEARCH_MS_MAX 1000u
 /* A peer token's lifetime (seconds; at most SC_PEER_TOKEN_MAX_AHEAD). */
 #define SC_CSI_TOKEN_S_DEFAULT 30u
+/*
+ * A peer's failed delegations (PEER_REPORT) before the server stops
+ * delegating to it, and for how long it stops (PROTOCOL.md §7.12).  MAX
+ * is the reports a peer's record remembers against replays.
+ */
+#define SC_CSI_PEER_FAILURES_DEFAULT 8u
+#define SC_CSI_PEER_FAILURES_MAX 32u
+#define SC_CSI_PEER_SUSPEND_S_DEFAULT 60u
+#define SC_CSI_PEER_SUSPEND_S_MAX 3600u
 /* Files remembered per host as used, for pushes. */
 #define SC_CSI_USED_FILES_DEFAULT 4096u
 /* The service's worker threads, and the calls one connection has open. */

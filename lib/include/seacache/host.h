@@ -176,6 +176,7 @@ struct sc_host_stats {
 	uint64_t delegations;		/* DELEGATED answers */
 	uint64_t peer_blocks, peer_bytes; /* fetched from peers */
 	uint64_t peer_failures;		/* delegations read from the server */
+	uint64_t peer_reports;		/* of them reported (PEER_REPORT) */
 	uint64_t peer_served;		/* blocks this host served to peers */
 	uint64_t writes, write_blocks;
 	uint64_t write_hash_blocks;	/* accepted by hash */

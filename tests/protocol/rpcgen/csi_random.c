@@ -421,6 +421,22 @@ static void rand_getmap_res(struct csi_random *r, void *msg)
 		rand_map_file(r, &res->files[i]);
 }
 
+static void rand_peer_report_args(struct csi_random *r, void *msg)
+{
+	struct csi_peer_report_args *a = msg;
+	struct csi_peer_failure *f;
+	uint32_t i;
+
+	rand_reqhdr(r, &a->hdr);
+	f = rand_array(r, &a->nfailures, RAND_MAX_LIST, sizeof(*f));
+	for (i = 0; i < a->nfailures; i++) {
+		f[i].peer_host = rand_u64(r);
+		rand_hash(r, &f[i].hash);
+		rand_token(r, &f[i].token);
+	}
+	a->failures = f;
+}
+
 static void rand_peer_read_args(struct csi_random *r, void *msg)
 {
 	struct csi_peer_read_args *a = msg;
@@ -466,6 +482,7 @@ static void (*const rand_msgs[CSI_MSG_COUNT])(struct csi_random *r,
 	[CSI_MSG_STATS_RES] = rand_stats_res,
 	[CSI_MSG_GETMAP_ARGS] = rand_getmap_args,
 	[CSI_MSG_GETMAP_RES] = rand_getmap_res,
+	[CSI_MSG_PEER_REPORT_ARGS] = rand_peer_report_args,
 	[CSI_MSG_PEER_READ_ARGS] = rand_peer_read_args,
 	[CSI_MSG_PEER_READ_RES] = rand_peer_read_res,
 };

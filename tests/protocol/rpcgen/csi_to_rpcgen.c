@@ -422,6 +422,22 @@ CONVERTER(getmap_res)
 		to_map_file(&f[i], &in->files[i]);
 }
 
+CONVERTER(peer_report_args)
+{
+	sc_peer_failure *f;
+	uint32_t i;
+
+	to_reqhdr(&out->hdr, &in->hdr);
+	f = conv_array(c, &out->failures.failures_len, in->nfailures,
+		       sizeof(*f));
+	out->failures.failures_val = f;
+	for (i = 0; f && i < in->nfailures; i++) {
+		f[i].peer_host = in->failures[i].peer_host;
+		to_hash(f[i].hash, &in->failures[i].hash);
+		to_token(&f[i].token, &in->failures[i].token);
+	}
+}
+
 CONVERTER(peer_read_args)
 {
 	out->requester = in->requester;
@@ -477,6 +493,7 @@ const struct csi_rpcgen_msg csi_rpcgen_msgs[CSI_MSG_COUNT] = {
 	MSG(STATS_RES, stats_res),
 	MSG(GETMAP_ARGS, getmap_args),
 	MSG(GETMAP_RES, getmap_res),
+	MSG(PEER_REPORT_ARGS, peer_report_args),
 	MSG(PEER_READ_ARGS, peer_read_args),
 	MSG(PEER_READ_RES, peer_read_res),
 };

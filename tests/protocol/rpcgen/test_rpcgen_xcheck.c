@@ -488,6 +488,15 @@ static void map_hashes_n(void *msg, uint8_t *scratch, uint32_t n)
 	f->nhashes = n;
 }
 
+/* n zeroed failures: peer 0, an all-zero hash and token. */
+static void failures_n(void *msg, uint8_t *scratch, uint32_t n)
+{
+	struct csi_peer_report_args *a = msg;
+
+	a->failures = (const struct csi_peer_failure *)scratch;
+	a->nfailures = n;
+}
+
 /* Encoded sizes, for where a count sits. */
 #define W_U32 4			/* status, enum, count */
 #define W_HYPER 8
@@ -537,6 +546,9 @@ static const struct limit_case limit_cases[] = {
 	  map_holes_n, 0, 0, 0 },
 	{ "getmap_res hashes", CSI_MSG_GETMAP_RES, CSI_MAX_MAP_BLOCKS,
 	  map_hashes_n, 3 * W_U32 + W_ATTR + W_U32, SC_HASH_SIZE, 0 },
+	{ "peer_report_args failures", CSI_MSG_PEER_REPORT_ARGS,
+	  CSI_MAX_PEER_REPORTS, failures_n, W_REQHDR_EMPTY,
+	  2 * W_HYPER + SC_HASH_SIZE + SC_MAC_SIZE, 0 },
 };
 
 static uint32_t get_be32(const uint8_t *p)
