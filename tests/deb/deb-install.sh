@@ -141,11 +141,17 @@ echo "ok: seacachectl, seacache-host, seacache-dedupbox run; mount -t seacache r
 # it loads libfsaldedup.so from its default FSAL directory and serves the
 # export (a file written and read back over NFSv3) and the CSI service on
 # the configuration's port.  What it writes goes to tmpfs mounts (its store,
-# recovery directory, log), not into the root checked below.
+# recovery directory, log), not into the root checked below.  The server's
+# address (CSI_Bind_Addr) goes on this network namespace's loopback, so
+# every call comes from it, inside the export's client list; 127.0.0.1,
+# outside that list, is refused over NFS and CSI alike.
 conf=/usr/share/doc/seacache-server/examples/ganesha.conf
 mnt_port=$(sed -n 's/^[[:space:]]*MNT_Port = \([0-9]*\);.*/\1/p' "$root$conf")
 csi_port=$(sed -n 's/^[[:space:]]*CSI_Port = \([0-9]*\);.*/\1/p' "$root$conf")
+server=$(sed -n 's/^[[:space:]]*CSI_Bind_Addr = "\([0-9.]*\)";.*/\1/p' "$root$conf")
+[ -n "$server" ] || fail "$conf names no CSI_Bind_Addr"
 ip link set lo up
+ip addr add "$server/24" dev lo
 for d in /var/lib/seacache /var/lib/nfs/ganesha; do
 	mkdir -p "$root$d"
 	mount -t tmpfs tmpfs "$root$d"
@@ -154,7 +160,7 @@ in_root_exec rpcbind -f -w >"$work/rpcbind.log" 2>&1 &
 rpcbind_pid=$!
 in_root_exec ganesha.nfsd -F -L /run/ganesha.log -p /run/ganesha.pid -f "$conf" >"$work/ganesha.out" 2>&1 &
 ganesha_pid=$!
-url="nfs://127.0.0.1/seacache/?mountport=$mnt_port"
+url="nfs://$server/seacache/?mountport=$mnt_port"
 n=0
 until in_root nfs-ls "$url" >/dev/null 2>&1; do
 	n=$((n + 1))
@@ -165,11 +171,18 @@ until in_root nfs-ls "$url" >/dev/null 2>&1; do
 	sleep 0.2
 done
 head -c 1048576 /dev/urandom >"$root/tmp/written"
-in_root nfs-cp /tmp/written "nfs://127.0.0.1/seacache/written?mountport=$mnt_port" >/dev/null
-in_root nfs-cp "nfs://127.0.0.1/seacache/written?mountport=$mnt_port" /tmp/read >/dev/null
+in_root nfs-cp /tmp/written "nfs://$server/seacache/written?mountport=$mnt_port" >/dev/null
+in_root nfs-cp "nfs://$server/seacache/written?mountport=$mnt_port" /tmp/read >/dev/null
 cmp "$root/tmp/written" "$root/tmp/read" || fail "a file written over NFS reads back different"
-in_root seacachectl stats --server "127.0.0.1:$csi_port" >"$work/csi-stats" 2>&1 ||
-	{ cat "$work/csi-stats" >&2; fail "seacachectl stats --server 127.0.0.1:$csi_port"; }
+in_root seacachectl stats --server "$server:$csi_port" >"$work/csi-stats" 2>&1 ||
+	{ cat "$work/csi-stats" >&2; fail "seacachectl stats --server $server:$csi_port"; }
+# from outside the client list: nothing over NFS, nothing over CSI
+if in_root nfs-ls "nfs://127.0.0.1/seacache/?mountport=$mnt_port" >/dev/null 2>&1; then
+	fail "the example configuration serves NFS to 127.0.0.1, outside its client list"
+fi
+if in_root seacachectl stats --server "127.0.0.1:$csi_port" >/dev/null 2>&1; then
+	fail "the example configuration's CSI service answers on 127.0.0.1"
+fi
 echo "ok: ganesha.nfsd serves $url with FSAL_DEDUP from $vfs_dir and the example configuration; CSI service on port $csi_port"
 
 # The Vagrant lab's host script, as provision.sh sets up a user-space host,
@@ -189,8 +202,8 @@ for img in vm-000.img vm-001.img; do
 done
 cp "$top/vagrant/lab-host" "$root/tmp/lab-host"
 mkdir "$root/etc/seacache"
-printf 'HOST_NAME=host1\nHOST_ADDR=127.0.0.1\nSERVER=127.0.0.1\nMNT_PORT=%s\nCSI_PORT=%s\nHOST_BOX=\nMODE=user\n' \
-	"$mnt_port" "$csi_port" >"$root/etc/seacache/lab.env"
+printf 'HOST_NAME=host1\nHOST_ADDR=%s\nSERVER=%s\nMNT_PORT=%s\nCSI_PORT=%s\nHOST_BOX=\nMODE=user\n' \
+	"$server" "$server" "$mnt_port" "$csi_port" >"$root/etc/seacache/lab.env"
 for variant in nfs seacache; do
 	in_root sh /tmp/lab-host /tmp/wl/boot.wl 0 2 "$variant" 16 >"$work/lab-$variant" 2>&1 ||
 		{ cat "$work/lab-$variant" >&2; fail "vagrant/lab-host, $variant variant"; }
