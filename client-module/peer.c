@@ -40,9 +40,10 @@ struct scfs_peer_server {
 	struct sc_host *host;
 	u64 served_blocks, served_bytes, refused;
 
-	struct mutex conns_lock;	/* conns, nconns, stopping */
+	struct mutex conns_lock;	/* conns, nconns, stopping, refused */
 	struct list_head conns;
 	unsigned int nconns;
+	u64 refused_conns;		/* over a connection limit */
 	bool stopping;
 };
 
@@ -50,6 +51,7 @@ struct peer_conn {
 	struct list_head node;
 	struct scfs_peer_server *s;
 	struct socket *sock;
+	struct sockaddr_storage from;	/* its address, port zeroed */
 	struct work_struct work;
 	struct scfs_rec_buf out;
 	void *block;			/* the block being sent */
@@ -159,7 +161,10 @@ static void peer_conn_work(struct work_struct *work)
 	pc->block = kvmalloc(s->block_size, GFP_KERNEL);
 	err = pc->block ? 0 : -ENOMEM;
 	while (!err) {
-		err = scfs_rec_recv(pc->sock, SC_PEER_MAX_REQUEST, &rec, &len);
+		err = scfs_rec_recv(pc->sock, SC_PEER_MAX_REQUEST,
+				    msecs_to_jiffies(SC_PEER_IDLE_TIMEOUT_MS),
+				    msecs_to_jiffies(SC_PEER_RECORD_TIMEOUT_MS),
+				    &rec, &len);
 		if (err)
 			break;
 		err = peer_serve_call(pc, rec, len);
@@ -178,6 +183,52 @@ static void peer_conn_work(struct work_struct *work)
 	kfree(pc);
 }
 
+/* The address of sock's other end, its port zeroed, for comparing. */
+static int peer_from(struct socket *sock, struct sockaddr_storage *ss)
+{
+	int len;
+
+	memset(ss, 0, sizeof(*ss));
+	len = kernel_getpeername(sock, (struct sockaddr *)ss);
+	if (len < 0)
+		return len;
+	if (ss->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)ss)->sin6_port = 0;
+	else
+		((struct sockaddr_in *)ss)->sin_port = 0;
+	return 0;
+}
+
+/* Connections from the address of from, under conns_lock. */
+static unsigned int peer_conns_from(struct scfs_peer_server *s,
+				    const struct sockaddr_storage *from)
+{
+	struct peer_conn *pc;
+	unsigned int n = 0;
+
+	list_for_each_entry(pc, &s->conns, node)
+		n += !memcmp(&pc->from, from, sizeof(*from));
+	return n;
+}
+
+/*
+ * A connection's bounds (§9.6): the receive deadlines are the record
+ * reader's; sends give up after the record timeout; TCP keep-alives find
+ * a requester that went away without closing.
+ */
+static void peer_conn_bound(struct socket *sock)
+{
+	struct sock *sk = sock->sk;
+
+	sk->sk_allocation = GFP_NOFS;
+	sk->sk_sndtimeo = msecs_to_jiffies(SC_PEER_RECORD_TIMEOUT_MS);
+	tcp_sock_set_nodelay(sk);
+	sock_set_keepalive(sk);
+	tcp_sock_set_keepidle(sk, SC_PEER_KEEPALIVE_S);
+	tcp_sock_set_keepintvl(sk, SC_PEER_KEEPALIVE_S);
+	tcp_sock_set_keepcnt(sk, 3);
+}
+
 static int peer_accept(void *arg)
 {
 	struct scfs_peer_server *s = arg;
@@ -194,8 +245,15 @@ static int peer_accept(void *arg)
 			continue;
 		}
 		pc = kzalloc(sizeof(*pc), GFP_KERNEL);
+		if (pc && peer_from(sock, &pc->from)) {
+			kfree(pc);
+			pc = NULL;
+		}
 		mutex_lock(&s->conns_lock);
-		if (!pc || s->stopping || s->nconns >= SC_PEER_MAX_CONNS) {
+		if (!pc || s->stopping || s->nconns >= SC_PEER_MAX_CONNS ||
+		    peer_conns_from(s, &pc->from) >=
+		    SC_PEER_MAX_CONNS_PER_ADDR) {
+			s->refused_conns += !!pc;
 			mutex_unlock(&s->conns_lock);
 			kfree(pc);
 			sock_release(sock);
@@ -203,8 +261,7 @@ static int peer_accept(void *arg)
 		}
 		pc->s = s;
 		pc->sock = sock;
-		sock->sk->sk_allocation = GFP_NOFS;
-		tcp_sock_set_nodelay(sock->sk);
+		peer_conn_bound(sock);
 		INIT_WORK(&pc->work, peer_conn_work);
 		list_add(&pc->node, &s->conns);
 		s->nconns++;
@@ -292,6 +349,9 @@ void scfs_peer_server_get_stats(struct scfs_peer_server *s,
 	st->peer_served_bytes = s->served_bytes;
 	st->peer_refused = s->refused;
 	mutex_unlock(&s->lock);
+	mutex_lock(&s->conns_lock);
+	st->peer_conns_refused = s->refused_conns;
+	mutex_unlock(&s->conns_lock);
 }
 
 void scfs_peer_server_stop(struct scfs_peer_server *s)

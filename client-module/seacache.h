@@ -259,6 +259,7 @@ void scfs_transport_set_host(struct scfs_transport *t, struct sc_host *host);
 struct scfs_transport_stats {
 	u64 calls, reconnects, timeouts, errors;
 	u64 peer_served_blocks, peer_served_bytes, peer_refused;
+	u64 peer_conns_refused;		/* over a connection limit */
 };
 
 void scfs_transport_get_stats(struct scfs_transport *t,
@@ -289,9 +290,12 @@ void scfs_rec_buf_free(struct scfs_rec_buf *b);
 int scfs_sock_send(struct socket *sock, const void *buf, size_t len);
 /*
  * One whole record (its fragments joined) into a kvmalloc'd *rec, or
- * -ECONNRESET at the end of the stream, -E2BIG over max_record bytes.
+ * -ECONNRESET at the end of the stream, -E2BIG over max_record bytes,
+ * -ETIMEDOUT when its first mark took longer than idle or the rest
+ * longer than whole after it (jiffies; 0: no limit).
  */
-int scfs_rec_recv(struct socket *sock, size_t max_record, u8 **rec,
+int scfs_rec_recv(struct socket *sock, size_t max_record,
+		  unsigned long idle, unsigned long whole, u8 **rec,
 		  size_t *len);
 
 /* ---- peer.c: the peer server ------------------------------------------- */

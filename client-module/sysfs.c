@@ -99,6 +99,8 @@ SCFS_STAT(peer_served_bytes, SCFS_TRANSPORT, struct scfs_transport_stats,
 	  peer_served_bytes);
 SCFS_STAT(peer_refused, SCFS_TRANSPORT, struct scfs_transport_stats,
 	  peer_refused);
+SCFS_STAT(peer_conns_refused, SCFS_TRANSPORT, struct scfs_transport_stats,
+	  peer_conns_refused);
 
 static ssize_t scfs_stat_show(struct scfs_sb_info *sbi,
 			      const struct scfs_stat_attr *a, char *buf)
@@ -190,6 +192,7 @@ static struct attribute *scfs_attrs[] = {
 	A(drained_blocks), A(csi_read_bytes), A(read_copied_bytes),
 	A(transport_calls), A(transport_reconnects), A(transport_timeouts),
 	A(peer_served_bytes), A(peer_refused),
+	A(peer_conns_refused),
 	&scfs_text_attrs[0], &scfs_text_attrs[1], &scfs_text_attrs[2],
 	&scfs_text_attrs[3], &scfs_text_attrs[4],
 	NULL

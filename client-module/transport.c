@@ -139,16 +139,31 @@ int scfs_sock_send(struct socket *sock, const void *buf, size_t len)
 	return 0;
 }
 
-static int sock_recv_all(struct socket *sock, void *buf, size_t len)
+/*
+ * len bytes into buf, by deadline (jiffies; 0: none): the socket's
+ * rcvtimeo is what is left of it at each receive, so a sender trickling
+ * bytes cannot stretch one wait after another.
+ */
+static int sock_recv_all(struct socket *sock, void *buf, size_t len,
+			 unsigned long deadline)
 {
 	struct msghdr msg = {};
 	struct kvec v;
+	long left;
 	int n;
 
 	while (len) {
+		if (deadline) {
+			left = (long)(deadline - jiffies);
+			if (left <= 0)
+				return -ETIMEDOUT;
+			WRITE_ONCE(sock->sk->sk_rcvtimeo, left);
+		}
 		v.iov_base = buf;
 		v.iov_len = len;
 		n = kernel_recvmsg(sock, &msg, &v, 1, len, MSG_WAITALL);
+		if (n == -EAGAIN && deadline)
+			return -ETIMEDOUT;
 		if (n < 0)
 			return n;
 		if (!n)
@@ -159,17 +174,28 @@ static int sock_recv_all(struct socket *sock, void *buf, size_t len)
 	return 0;
 }
 
-int scfs_rec_recv(struct socket *sock, size_t max_record, u8 **rec,
+int scfs_rec_recv(struct socket *sock, size_t max_record,
+		  unsigned long idle, unsigned long whole, u8 **rec,
 		  size_t *len)
 {
-	size_t have = 0;
+	unsigned long deadline = idle ? jiffies + idle : 0;
+	bool started = false;
+	size_t have = 0, first;
 	u8 *p = NULL, *q;
 	__be32 mark;
 	u32 v, frag;
 	int err;
 
 	do {
-		err = sock_recv_all(sock, &mark, sizeof(mark));
+		/* with whole, the record's first byte starts its deadline */
+		first = whole && !started ? 1 : sizeof(mark);
+		err = sock_recv_all(sock, &mark, first, deadline);
+		if (!err && first < sizeof(mark)) {
+			deadline = jiffies + whole;
+			err = sock_recv_all(sock, (u8 *)&mark + first,
+					    sizeof(mark) - first, deadline);
+		}
+		started = true;
 		if (err)
 			goto fail;
 		v = be32_to_cpu(mark);
@@ -184,7 +210,7 @@ int scfs_rec_recv(struct socket *sock, size_t max_record, u8 **rec,
 		if (!q)
 			goto fail;
 		p = q;
-		err = sock_recv_all(sock, p + have, frag);
+		err = sock_recv_all(sock, p + have, frag, deadline);
 		if (err)
 			goto fail;
 		have += frag;
@@ -303,7 +329,8 @@ static int conn_receive(void *arg)
 	int err;
 
 	for (;;) {
-		err = scfs_rec_recv(cn->sock, cn->rpc->max_record, &rec, &len);
+		err = scfs_rec_recv(cn->sock, cn->rpc->max_record, 0, 0, &rec,
+				    &len);
 		if (err)
 			break;
 		if (len < 4) {

@@ -112,6 +112,10 @@ int sc_peer_server_start(const char *bind_addr, uint16_t port,
 	 */
 	struct sc_rpc_server_opts o = { .bind_addr = bind_addr, .port = port,
 					.max_conns = SC_PEER_MAX_CONNS,
+					.max_conns_per_addr =
+						SC_PEER_MAX_CONNS_PER_ADDR,
+					.idle_ms = SC_PEER_IDLE_TIMEOUT_MS,
+					.record_ms = SC_PEER_RECORD_TIMEOUT_MS,
 					.max_record = SC_PEER_MAX_REQUEST };
 	struct sc_peer_server *s;
 	int err;

@@ -129,6 +129,17 @@
 /* Peer connections a host serves at once; more are refused at accept. */
 #define SC_PEER_MAX_CONNS 64
 /*
+ * Of them from one address: a requester keeps one to each peer (its
+ * pool) and opens a one-shot one now and then.  A connection that sent
+ * nothing for IDLE, or that began a request and did not send all of it
+ * within RECORD (or does not take its reply within it), is closed, as is
+ * one whose other end stops answering TCP keep-alives (KEEPALIVE_S).
+ */
+#define SC_PEER_MAX_CONNS_PER_ADDR 8u
+#define SC_PEER_IDLE_TIMEOUT_MS 60000u
+#define SC_PEER_RECORD_TIMEOUT_MS 5000u
+#define SC_PEER_KEEPALIVE_S 10
+/*
  * Room in a PEER_READ reply beyond the block: reply header, a verifier
  * the decoder accepts (8 + 400 bytes), status and length.  A longer
  * record cannot be a valid answer: the transport fails it without

@@ -62,7 +62,7 @@ static int fake_recv_xid(struct socket *sock, u32 *xid)
 {
 	size_t len;
 	u8 *rec;
-	int err = scfs_rec_recv(sock, 4096, &rec, &len);
+	int err = scfs_rec_recv(sock, 4096, 0, 0, &rec, &len);
 
 	if (err)
 		return err;

@@ -23,7 +23,9 @@
 #include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/random.h>
+#include <linux/net.h>
 #include <linux/slab.h>
+#include <net/sock.h>
 
 #include "seacache.h"
 #include "seacache/peer_token.h"
@@ -338,6 +340,94 @@ out:
 	return err;
 }
 
+/* Connections of the peer bounds test: one more than an address may have. */
+#define BOUND_CONNS (SC_PEER_MAX_CONNS_PER_ADDR + 1)
+
+/*
+ * What sock's peer server does within timeout_ms: 0 if it closed the
+ * connection, -EAGAIN if it kept it open and silent.
+ */
+static int peer_conn_state(struct socket *sock, unsigned int timeout_ms)
+{
+	struct msghdr msg = {};
+	struct kvec v;
+	u8 byte;
+	int n;
+
+	sock->sk->sk_rcvtimeo = msecs_to_jiffies(timeout_ms);
+	v.iov_base = &byte;
+	v.iov_len = 1;
+	n = kernel_recvmsg(sock, &msg, &v, 1, 1, 0);
+	return n == -ECONNRESET ? 0 : n;
+}
+
+/*
+ * The peer server's bounds (PROTOCOL.md §9.6): of BOUND_CONNS connections
+ * from this address it closes at once those past
+ * SC_PEER_MAX_CONNS_PER_ADDR (counted), keeps the others, and closes one
+ * that began a request and stopped, by its record timeout.
+ */
+static int test_peer_bounds(struct test *T)
+{
+	struct socket *socks[BOUND_CONNS] = {};
+	struct scfs_transport_stats st0, st1;
+	struct sockaddr_storage ss = {};
+	struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
+	struct csi_peer_addr self;
+	unsigned int i, closed = 0, open_at = BOUND_CONNS;
+	u8 half_mark[2] = { 0x80, 0 };
+	struct kvec v = { half_mark, sizeof(half_mark) };
+	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL };
+	int err = 0, st;
+
+	scfs_transport_peer_addr(T->t, &self);
+	in4->sin_family = AF_INET;
+	in4->sin_port = htons(self.port);
+	memcpy(&in4->sin_addr, self.addr, 4);
+	scfs_transport_get_stats(T->t, &st0);
+	for (i = 0; i < BOUND_CONNS && !err; i++) {
+		err = sock_create_kern(&init_net, AF_INET, SOCK_STREAM,
+				       IPPROTO_TCP, &socks[i]);
+		if (!err)
+			err = kernel_connect(socks[i], (struct sockaddr *)&ss,
+					     sizeof(*in4), 0);
+	}
+	for (i = 0; i < BOUND_CONNS && !err; i++) {
+		st = peer_conn_state(socks[i], 1000);
+		if (!st)
+			closed++;
+		else if (st == -EAGAIN && open_at == BOUND_CONNS)
+			open_at = i;
+		else if (st != -EAGAIN)
+			err = st;
+	}
+	scfs_transport_get_stats(T->t, &st1);
+	pr_info("transport test: peer bounds: %u connections, %u closed at once (%llu refused)\n",
+		BOUND_CONNS, closed,
+		st1.peer_conns_refused - st0.peer_conns_refused);
+	if (err || !closed || open_at == BOUND_CONNS ||
+	    st1.peer_conns_refused - st0.peer_conns_refused != closed) {
+		fail("peer bounds: want at least one of %u connections refused, and counted (%d)",
+		     BOUND_CONNS, err);
+		err = -EIO;
+		goto out;
+	}
+	/* half a record mark, then nothing: closed by the record timeout */
+	if (kernel_sendmsg(socks[open_at], &msg, &v, 1, v.iov_len) !=
+	    v.iov_len ||
+	    peer_conn_state(socks[open_at],
+			    2 * SC_PEER_RECORD_TIMEOUT_MS) != 0) {
+		fail("peer bounds: a half-sent request was not closed within %u ms",
+		     2 * SC_PEER_RECORD_TIMEOUT_MS);
+		err = -EIO;
+	}
+out:
+	for (i = 0; i < BOUND_CONNS; i++)
+		if (socks[i])
+			sock_release(socks[i]);
+	return err;
+}
+
 /* The host side restarts the service; the host must come back. */
 static int test_restart(struct test *T, u8 *buf)
 {
@@ -430,6 +520,8 @@ static int run(struct test *T)
 		err = test_write(T);
 	if (!err)
 		err = test_peer(T);
+	if (!err)
+		err = test_peer_bounds(T);
 	if (!err)
 		err = test_concurrent(T);
 	if (!err && restart)
