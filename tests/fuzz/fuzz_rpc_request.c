@@ -9,6 +9,9 @@
  *  - for a known procedure (csi_proc_find), the rest decodes as its
  *    arguments with the properties of fuzz_csi_decode.c, and an accepted
  *    record (header and arguments) re-encodes to exactly itself.
+ *  - an AUTH_SYS credential's body decodes or fails with -EBADMSG; a
+ *    decoded one has at most 16 groups and survives encode and decode
+ *    unchanged (the machine name, which nothing trusts, is dropped).
  * Which versions a server answers is its business, not the decoder's:
  * every rpcvers and vers goes on to the arguments.
  */
@@ -28,6 +31,32 @@ static void encode_hdr(struct sc_rpc_call_hdr *h, uint8_t *out, size_t cap)
 	FUZZ_CHECK(!x.err && x.pos == cap,
 		   "call header: encode returned %d, %zu of %zu bytes", x.err,
 		   x.pos, cap);
+}
+
+/* The credential's properties (above), for an AUTH_SYS one. */
+static void check_auth_sys(const struct sc_rpc_auth *cred)
+{
+	struct sc_rpc_auth_sys s, again;
+	uint8_t body[SC_RPC_AUTH_SYS_MAX_BODY];
+	struct sc_rpc_auth a;
+	int err;
+
+	if (cred->flavor != SC_RPC_AUTH_SYS)
+		return;
+	memset(&s, 0, sizeof(s));
+	err = sc_rpc_auth_sys_decode(cred, &s);
+	FUZZ_CHECK(!err || err == -SC_EBADMSG, "AUTH_SYS: decode returned %d",
+		   err);
+	if (err)
+		return;
+	FUZZ_CHECK(s.ngids <= SC_RPC_AUTH_SYS_MAX_GIDS, "AUTH_SYS: %u groups",
+		   s.ngids);
+	sc_rpc_auth_sys_encode(&s, body, &a);
+	memset(&again, 0, sizeof(again));
+	FUZZ_CHECK(!sc_rpc_auth_sys_decode(&a, &again) &&
+		   !memcmp(&again, &s, sizeof(s)),
+		   "AUTH_SYS: uid %u gid %u, %u groups do not survive encoding",
+		   s.uid, s.gid, s.ngids);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
@@ -51,6 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	encode_hdr(&h, out, hlen);
 	fuzz_same(out, data, hlen, "call header");
 	free(out);
+	check_auth_sys(&h.cred);
 
 	p = csi_proc_find(h.prog, h.proc);
 	if (!p || fuzz_decode(p->args, data + hlen, len - hlen, &msg, &arena))
