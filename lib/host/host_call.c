@@ -282,7 +282,10 @@ static int register_as(struct sc_host *h, uint64_t seen_gen, bool probe)
 	bool new_epoch = false;
 	int err;
 
-	sc_mutex_lock(&h->hello_lock);
+	/* its holder waits for the server: a killed task need not wait too */
+	err = sc_mutex_lock_killable(&h->hello_lock);
+	if (err)
+		return err;
 	sc_mutex_lock(&h->lock);
 	err = h->reg_gen != seen_gen;
 	sc_mutex_unlock(&h->lock);

@@ -429,7 +429,10 @@ int host_pins_resend(struct sc_host *h, uint64_t file)
 	sc_mutex_unlock(&h->lock);
 	if (!busy)
 		return 0;
-	sc_mutex_lock(&h->resend_lock);
+	/* the resend under way waits for the server; a killed task does not */
+	err = sc_mutex_lock_killable(&h->resend_lock);
+	if (err)
+		return err;
 	sc_mutex_lock(&h->lock);
 	n = h->stale_pins ? pins_take(h, file, true, h->reg.epoch, 0, &list) :
 			    0;
@@ -557,10 +560,12 @@ int sc_host_pins_drain(struct sc_host *h, uint64_t file,
 {
 	struct host_pin *list, *cur, **end, *p;
 	uint32_t n = 0, stale = 0;
-	int err = 0;
+	int err;
 
 	/* oldest first: a later pin of a block overwrites an earlier one */
-	sc_mutex_lock(&h->resend_lock);
+	err = sc_mutex_lock_killable(&h->resend_lock);
+	if (err)
+		return err;
 	sc_mutex_lock(&h->lock);
 	pins_take(h, file, true, h->reg.epoch, 0, &list);
 	pins_take(h, file, false, h->reg.epoch, ~(uint64_t)0, &cur);

@@ -3,7 +3,9 @@
  * The host's parts shared by its files (lib/host/README.md: which calls
  * which).  Not a public interface.
  *
- * Locks: hello_lock serializes HELLOs and is held across one; lock guards
+ * Locks: hello_lock serializes HELLOs and is held across one, resend_lock
+ * a resend or drain of unstable blocks, across its calls: both are taken
+ * killably, so a task stuck behind a silent server can die; lock guards
  * the registration, the notice queue, the unstable blocks, the hashers
  * and the counters, and is held only briefly, never across a call.  The
  * host cache's lock may be taken with neither held, and the cache's

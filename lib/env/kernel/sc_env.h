@@ -107,6 +107,11 @@ static inline bool sc_mutex_trylock(struct sc_mutex *m)
 	return mutex_trylock(&m->m);
 }
 
+static inline int sc_mutex_lock_killable(struct sc_mutex *m)
+{
+	return mutex_lock_killable(&m->m);
+}
+
 /* TASK_KILLABLE: only a fatal signal cuts the back-off short. */
 static inline int sc_msleep_killable(unsigned int ms)
 {

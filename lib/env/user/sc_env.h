@@ -124,6 +124,13 @@ static inline bool sc_mutex_trylock(struct sc_mutex *m)
 	return pthread_mutex_trylock(&m->m) == 0;
 }
 
+/* A process is killed outright here: the wait is never cut short. */
+static inline int sc_mutex_lock_killable(struct sc_mutex *m)
+{
+	pthread_mutex_lock(&m->m);
+	return 0;
+}
+
 /* A process is killed outright here: the sleep is never cut short. */
 static inline int sc_msleep_killable(unsigned int ms)
 {

@@ -16,8 +16,10 @@
  *     back only into free memory; and sc_block_free(mem, buf, size);
  *   memcpy, memcmp, memset, strcmp, strncmp, strlen and the errno values
  *     (used here through the sc_ names below);
- *   struct sc_mutex with sc_mutex_init/lock/unlock/destroy, and
- *     sc_mutex_trylock (true if taken) for reclaim, which must not wait;
+ *   struct sc_mutex with sc_mutex_init/lock/unlock/destroy,
+ *     sc_mutex_trylock (true if taken) for reclaim, which must not wait,
+ *     and sc_mutex_lock_killable: 0 once taken, -EINTR on a fatal signal
+ *     (kernel only), for a lock whose holder may wait on the network;
  *   sc_msleep_killable(ms): sleeps; -EINTR if the task got a fatal signal
  *     (kernel; user space is never cut short), else 0;
  *   struct sc_waitq with sc_waitq_init/destroy, sc_wake_all and
