@@ -243,12 +243,22 @@ static void *ccache_evict_one(struct sc_ccache *cc)
  * from free memory only, else the victim's (ccache.h says why); NULL if
  * none can be had and nothing is cached.
  */
+static void *ccache_alloc_reclaiming(struct sc_ccache *cc)
+{
+	void *buf;
+
+	cc->allocating = true;
+	buf = sc_block_alloc(cc->mem, cc->block_size, true);
+	cc->allocating = false;
+	return buf;
+}
+
 static void *ccache_buffer(struct sc_ccache *cc)
 {
 	void *buf;
 
 	if (cc->st.blocks < cc->limit) {
-		buf = sc_block_alloc(cc->mem, cc->block_size, true);
+		buf = ccache_alloc_reclaiming(cc);
 		if (buf)
 			return buf;
 		cc->limit = (uint32_t)cc->st.blocks;
@@ -265,7 +275,7 @@ static void *ccache_buffer(struct sc_ccache *cc)
 		return NULL;
 	buf = ccache_evict_one(cc);
 	/* the victim's buffer is still read: a new one */
-	return buf ? buf : sc_block_alloc(cc->mem, cc->block_size, true);
+	return buf ? buf : ccache_alloc_reclaiming(cc);
 }
 
 /* Take a slot for content h, known not to be cached; its buffer or NULL. */

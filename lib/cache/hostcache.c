@@ -28,8 +28,12 @@ struct sc_hostcache {
 	bool shrinking;		/* in sc_hostcache_shrink, lock held */
 };
 
-/* Tries at the lock before a shrink gives up (sc_hostcache_shrink). */
-#define HC_SHRINK_TRIES 64
+/*
+ * How long a shrink waits for the lock (sc_hostcache_shrink) while its
+ * holder neither allocates (it may wait for this very reclaim) nor
+ * shrinks (another reclaimer, which is let finish its batch).
+ */
+#define HC_SHRINK_WAIT_US 2000
 
 /* The CSI-Map's sharer counts are the cached blocks' sharing counts. */
 static void hostcache_on_share(void *ctx, const struct sc_hash *h,
@@ -593,15 +597,21 @@ uint32_t sc_hostcache_drop_all(struct sc_hostcache *hc)
 
 uint32_t sc_hostcache_shrink(struct sc_hostcache *hc, uint32_t n)
 {
-	uint32_t done, tries = 0;
+	uint64_t since = sc_clock_us();
+	uint32_t done;
 
 	/*
-	 * Holders keep the lock for microseconds, but for one whose
-	 * allocation waits for reclaim: a few tries ride over the first,
-	 * and give up on the second.
+	 * Holders keep the lock briefly, but for one whose allocation waits
+	 * for reclaim (the reclaiming task itself, it may be): a shrink
+	 * gives up at once on that one, waits for another reclaimer's
+	 * batch, and a while for the rest.  Giving up early cost a
+	 * drop_caches half the cache: its pass stops at SHRINK_STOP.
 	 */
 	while (!sc_mutex_trylock(&hc->lock)) {
-		if (++tries == HC_SHRINK_TRIES)
+		if (sc_data_race(hc->cache->allocating))
+			return 0;
+		if (!sc_data_race(hc->shrinking) &&
+		    sc_clock_us() - since > HC_SHRINK_WAIT_US)
 			return 0;
 		sc_cond_resched();
 	}

@@ -102,6 +102,12 @@ struct sc_ccache {
 	void (*on_evict)(void *ctx, const struct sc_hash *h);
 	void *ctx;
 	struct sc_block_mem *mem;
+	/*
+	 * An allocation that may wait for memory reclaim is under way, by
+	 * the caller holding the cache's lock: a shrink that finds that
+	 * lock held must not wait for it (sc_hostcache_shrink).
+	 */
+	bool allocating;
 };
 
 struct sc_ccache *sc_ccache_create(const struct sc_ccache_config *cfg);
