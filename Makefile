@@ -21,9 +21,10 @@ help:
 	@echo "                  FSAL (a real ganesha.nfsd with FSAL_VFS and FSAL_DEDUP)"
 	@echo "make test-unit    unit tests only (plain and ASan+UBSan)"
 	@echo "make test-kernel  kernel tests only"
-	@echo "make test-kernel-debug  kernel tests on a debug kernel (KASAN, lockdep, kmemleak, ...) built"
-	@echo "                  once from Debian's linux-source-6.1 and cached (the first build takes"
-	@echo "                  10 to 30 minutes, so make test does not run it)"
+	@echo "make test-kernel-debug  kernel tests on two debug kernels, KASAN's (with kmemleak) and"
+	@echo "                  KCSAN's, both with lockdep and hung-task checks; each built once from"
+	@echo "                  Debian's linux-source-6.1 and cached (a first build takes 10 to 30"
+	@echo "                  minutes, so make test does not run it); DEBUG_CHECKERS=kcsan: one"
 	@echo "make test-fsal    FSAL tests only (ganesha.nfsd in private namespaces, libnfs client)"
 	@echo "make crash-test   power cuts on the dedup store: 10000 crash states per seed, CRASH_SEEDS (1..4)"
 	@echo "make bench        speed and memory of the core, the CSI codec and transport, the dedup"
@@ -81,13 +82,18 @@ test-unit: deps-test build build-asan
 test-kernel: deps-kernel build
 	ctest --test-dir $(BUILD) --output-on-failure -L kernel
 
-# The debug kernel's path is taken first: a failed build must not leave the
-# tests running on Debian's kernel.  Its checkers slow the guest down.
+# Every kernel test on each debug kernel (scripts/debug-kernel): KASAN's,
+# then KCSAN's.  A kernel's path is taken first: a failed build must not
+# leave the tests running on Debian's kernel.  The checkers slow the guest.
+DEBUG_CHECKERS ?= kasan kcsan
 test-kernel-debug: deps-kernel build
 	@scripts/install-deps debug-kernel
-	@kdir=$$(scripts/debug-kernel) && \
-	SEACACHE_GUEST_KERNEL=$$kdir SEACACHE_GUEST_TIMEOUT_SCALE=3 \
-		ctest --test-dir $(BUILD) --output-on-failure -L kernel
+	@for c in $(DEBUG_CHECKERS); do \
+		kdir=$$(scripts/debug-kernel --checker $$c) || exit 1; \
+		echo "test-kernel-debug: the kernel tests on the $$c kernel"; \
+		SEACACHE_GUEST_KERNEL=$$kdir SEACACHE_GUEST_TIMEOUT_SCALE=3 \
+			ctest --test-dir $(BUILD) --output-on-failure -L kernel || exit 1; \
+	done
 
 test-fsal: build
 	ctest --test-dir $(BUILD) --output-on-failure -L fsal
