@@ -261,7 +261,7 @@ static int test_reverse(struct fake *f, struct sc_host_transport *tr)
 			return PTR_ERR(k[i]);
 	}
 	for (i = 0; i < 2; i++) {
-		wait_for_completion(&c[i].done);
+		wait_for_test_thread(&c[i].done);
 		err |= expect("two calls answered last first", c[i].err, 0);
 		caller_end(k[i]);
 	}

@@ -260,7 +260,7 @@ static int test_concurrent(struct test *T)
 		started++;
 	}
 	for (i = 0; i < started; i++) {
-		wait_for_completion(&r[i].done);
+		wait_for_test_thread(&r[i].done);
 		if (!err)
 			err = r[i].err;
 	}
