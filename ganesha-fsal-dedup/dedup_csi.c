@@ -11,11 +11,13 @@
  * export's CLIENT blocks (netgroups and host names too), EXPORT_DEFAULTS,
  * Access_Type, Protocols (4 must be among them), PrivilegedPort, SecType
  * and Squash apply to CSI exactly as they do to NFS, and the caller comes
- * back as the export squashed it, for the service's mode checks.  One
- * thing is refused rather than followed: an export with Manage_Gids
- * admits no CSI call, since the group list Ganesha would look up for it
- * cannot be given back from a FSAL (its release is not exported); said
- * once in the log.
+ * back as the export squashed it, for the service's mode checks.  What
+ * CSI cannot follow it refuses: an export whose own rules (its EXPORT or
+ * CLIENT blocks) set Manage_Gids, or a SecType of Kerberos flavours only,
+ * is not served over CSI at all, said at start with what to change; one
+ * that gets Manage_Gids from EXPORT_DEFAULTS admits no CSI call, said
+ * once.  Ganesha's group list for Manage_Gids cannot be given back from a
+ * FSAL (its release is not exported), and CSI hosts speak AUTH_SYS only.
  */
 #include "config.h"
 
@@ -33,14 +35,53 @@
 /* Exports of one store looked at per call; more are not (said once). */
 #define DEDUP_CSI_MAX_EXPORTS 16
 
+/* The rule of perms that CSI cannot enforce, and what to change; or NULL. */
+static const char *perms_unenforceable(const struct export_perms *p)
+{
+	const uint32_t sys = EXPORT_OPTION_AUTH_NONE | EXPORT_OPTION_AUTH_UNIX;
+
+	if (p->set & p->options & EXPORT_OPTION_MANAGE_GIDS)
+		return "Manage_Gids = true (set it false)";
+	if ((p->set & EXPORT_OPTION_AUTH_TYPES) && !(p->options & sys))
+		return "SecType of Kerberos flavours only (CSI hosts send AUTH_SYS: add sys)";
+	return NULL;
+}
+
+/*
+ * Whether CSI can enforce the rules export exp sets itself; if not, says
+ * which and what to change.  Its defaults (EXPORT_DEFAULTS) are looked at
+ * per call.  The export is still being made: nothing else holds it.
+ */
+static bool export_enforceable(struct gsh_export *exp, const char *pseudo)
+{
+	const char *why = perms_unenforceable(&exp->export_perms);
+	struct glist_head *g;
+
+	glist_for_each(g, &exp->clients) {
+		exportlist_client_entry_t *c =
+			glist_entry(g, exportlist_client_entry_t, cle_list);
+
+		if (why == NULL)
+			why = perms_unenforceable(&c->client_perms);
+	}
+	if (why == NULL)
+		return true;
+	LogCrit(COMPONENT_FSAL,
+		"DEDUP: export %s is served over NFS only, not over CSI, which cannot enforce its %s; or export it from a store without CSI",
+		pseudo, why);
+	return false;
+}
+
 void dedup_csi_export_add(struct dedup_fsal_export *e)
 {
 	struct dedup_store *st = e->store;
+	const char *pseudo = op_ctx->ctx_pseudopath != NULL ?
+			     CTX_PSEUDOPATH(op_ctx) : CTX_FULLPATH(op_ctx);
 
+	if (st->csi != NULL && !export_enforceable(op_ctx->ctx_export, pseudo))
+		return;
 	e->gsh_export = op_ctx->ctx_export;
-	e->pseudo_path = gsh_strdup(op_ctx->ctx_pseudopath != NULL ?
-				    CTX_PSEUDOPATH(op_ctx) :
-				    CTX_FULLPATH(op_ctx));
+	e->pseudo_path = gsh_strdup(pseudo);
 	PTHREAD_RWLOCK_wrlock(&st->exports_lock);
 	glist_add_tail(&st->exports, &e->store_entry);
 	PTHREAD_RWLOCK_unlock(&st->exports_lock);
@@ -51,7 +92,7 @@ void dedup_csi_export_remove(struct dedup_fsal_export *e)
 	struct dedup_store *st = e->store;
 
 	if (e->pseudo_path == NULL)
-		return;		/* never added */
+		return;		/* never added (or not served over CSI) */
 	PTHREAD_RWLOCK_wrlock(&st->exports_lock);
 	glist_del(&e->store_entry);
 	PTHREAD_RWLOCK_unlock(&st->exports_lock);
@@ -142,7 +183,7 @@ static int export_admits(struct dedup_fsal_export *e, sockaddr_t *addr,
 		if (!warned_managed) {
 			warned_managed = true;
 			LogWarn(COMPONENT_FSAL,
-				"DEDUP: CSI admits no call to an export with Manage_Gids = true; set it false on exports CSI hosts use");
+				"DEDUP: CSI admits no call to an export with Manage_Gids = true (here from EXPORT_DEFAULTS); set it false on exports CSI hosts use");
 		}
 		rc = -EACCES;
 		goto out;

@@ -252,7 +252,9 @@ int sc_rpc_client_open(const struct sc_rpc_client_opts *o,
 	if (!c->o.max_record)
 		c->o.max_record = SC_RPC_MAX_RECORD_DEFAULT;
 	c->next_xid = (uint32_t)time(NULL) ^ ((uint32_t)getpid() << 16);
-	if (o->cred) {
+	if (o->auth_none) {
+		c->cred.flavor = SC_RPC_AUTH_NONE;
+	} else if (o->cred) {
 		sc_rpc_auth_sys_encode(o->cred, c->cred_body, &c->cred);
 	} else {
 		err = sc_rpc_auth_sys_self(&self);

@@ -9,6 +9,10 @@
  * give.  Among them the probe of the security issue: root reading and
  * writing a root-owned 0600 file on a root-squashed export.  A LOOKUP
  * through a directory the caller may not search is refused both ways.
+ * A call with AUTH_NONE gets what NFS gives it: nothing where SecType
+ * lacks none, the anonymous ids on an export (/anon) whose SecType is
+ * none.  Exports whose rules CSI cannot enforce (/managed with
+ * Manage_Gids, /krb5only) are NFS's only: CSI knows no such export.
  *
  * The files are made in the store directly (ganesha stopped), so that
  * they can have any owner: root squashed cannot make a root-owned file.
@@ -35,6 +39,10 @@
 #include "nfs_harness.h"
 
 #define EXPORT "/export"		/* ganesha-run's pseudo path */
+/* ganesha-run --extra-export's, on the same store (CMakeLists.txt) */
+#define EXPORT_ANON "/anon"		/* SecType = none */
+#define EXPORT_MANAGED "/managed"	/* Manage_Gids = true */
+#define EXPORT_KRB5 "/krb5only"		/* SecType = krb5 */
 #define BS 4096u
 #define ANON 4242u			/* the export's Anonymous_Uid/Gid */
 
@@ -80,12 +88,15 @@ static uint16_t csi_port(void)
 	return (uint16_t)atoi(nh_env("CSI_PORT"));
 }
 
+/* A CSI client calling as w; NULL: with AUTH_NONE. */
 static struct sc_rpc_client *csi_as(const struct who *w)
 {
-	struct sc_rpc_auth_sys cred = { .uid = w->uid, .gid = w->gid };
+	struct sc_rpc_auth_sys cred = { .uid = w ? w->uid : 0,
+					.gid = w ? w->gid : 0 };
 	struct sc_rpc_client_opts o = { .host = "127.0.0.1",
 					.port = csi_port(), .prog = CSI_PROG,
-					.timeout_ms = 20000, .cred = &cred };
+					.timeout_ms = 20000, .cred = &cred,
+					.auth_none = !w };
 	struct sc_rpc_client *c;
 
 	assert_int_equal(sc_rpc_client_open(&o, &c), 0);
@@ -99,8 +110,8 @@ static void hdr_set(struct csi_reqhdr *h)
 	h->epoch = epoch;
 }
 
-static uint32_t csi_lookup(struct sc_rpc_client *c, const char *path,
-			   uint64_t *id)
+static uint32_t csi_lookup_in(struct sc_rpc_client *c, const char *export,
+			      const char *path, uint64_t *id)
 {
 	struct csi_lookup_args a;
 	struct csi_lookup_res r;
@@ -109,8 +120,8 @@ static uint32_t csi_lookup(struct sc_rpc_client *c, const char *path,
 
 	memset(&a, 0, sizeof(a));
 	hdr_set(&a.hdr);
-	a.export_path.p = (const uint8_t *)EXPORT;
-	a.export_path.len = (uint32_t)strlen(EXPORT);
+	a.export_path.p = (const uint8_t *)export;
+	a.export_path.len = (uint32_t)strlen(export);
 	a.path.p = (const uint8_t *)path;
 	a.path.len = (uint32_t)strlen(path);
 	assert_int_equal(sc_rpc_call(c, CSI_PROC_LOOKUP, &a, &r, &rep), 0);
@@ -121,7 +132,13 @@ static uint32_t csi_lookup(struct sc_rpc_client *c, const char *path,
 	return st;
 }
 
-/* READ of block 0 with its data: CSI_OK, with the bytes checked. */
+static uint32_t csi_lookup(struct sc_rpc_client *c, const char *path,
+			   uint64_t *id)
+{
+	return csi_lookup_in(c, EXPORT, path, id);
+}
+
+/* READ of block 0 with its data: CSI_OK, with the bytes checked (expect). */
 static uint32_t csi_read(struct sc_rpc_client *c, uint64_t id,
 			 const uint8_t *expect)
 {
@@ -140,7 +157,8 @@ static uint32_t csi_read(struct sc_rpc_client *c, uint64_t id,
 	if (st == CSI_OK) {
 		assert_int_equal(r.nblocks, 1);
 		assert_int_equal(r.blocks[0].kind, CSI_RK_DATA);
-		assert_memory_equal(r.blocks[0].data.p, expect, BS);
+		if (expect)
+			assert_memory_equal(r.blocks[0].data.p, expect, BS);
 	}
 	sc_rpc_reply_free(rep);
 	return st;
@@ -171,7 +189,7 @@ static uint32_t csi_write(struct sc_rpc_client *c, uint64_t id,
 	return st;
 }
 
-/* NFSv3 as w: 0 when the first block was read (and equals expect). */
+/* NFSv3: 0 when the first block was read (and equals expect, if given). */
 static int nfsv3_read(struct nfs_context *nfs, const char *path,
 		    const uint8_t *expect)
 {
@@ -185,7 +203,8 @@ static int nfsv3_read(struct nfs_context *nfs, const char *path,
 	nfs_close(nfs, fh);
 	if (n != (int)BS)
 		return -1;
-	assert_memory_equal(buf, expect, BS);
+	if (expect)
+		assert_memory_equal(buf, expect, BS);
 	return 0;
 }
 
@@ -353,6 +372,75 @@ static void test_lookup_search(void **state)
 	}
 }
 
+/*
+ * AUTH_NONE, as NFS takes it: refused by /export (SecType = sys), the
+ * anonymous ids (4242) through /anon, which may read anon600 and no file
+ * of another owner's.  No registration either without an export that
+ * admits the call.
+ */
+static void test_auth_none(void **state)
+{
+	struct sc_rpc_client *c = csi_as(NULL);
+	uint64_t anon600, user600;
+
+	(void)state;
+	assert_int_equal(csi_lookup(c, "acc/anon600", NULL), CSI_ERR_ACCESS);
+	assert_int_equal(csi_lookup_in(c, EXPORT_ANON, "acc/anon600",
+				       &anon600), CSI_OK);
+	assert_int_equal(csi_lookup_in(c, EXPORT_ANON, "acc/user600",
+				       &user600), CSI_OK);
+	assert_int_equal(csi_read(c, anon600, NULL), CSI_OK);
+	assert_int_equal(csi_read(c, user600, NULL), CSI_ERR_ACCESS);
+	sc_rpc_client_close(c);
+}
+
+/*
+ * The exports CSI cannot enforce are served over NFS and are no export
+ * to CSI, for any caller; the server's log says why and what to change.
+ */
+static void test_unenforceable_exports(void **state)
+{
+	static const char *const nfs_only[] = { EXPORT_MANAGED, EXPORT_KRB5 };
+	char url[512], line[1024], want[2][128];
+	struct nfs_context *nfs;
+	struct nfs_url *u;
+	bool said[2] = { false, false };
+	unsigned int i;
+	FILE *log;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		struct sc_rpc_client *c = csi_as(&callers[0]);
+
+		assert_int_equal(csi_lookup_in(c, nfs_only[i], "acc/user664",
+					       NULL), CSI_ERR_NOENT);
+		sc_rpc_client_close(c);
+	}
+	/* NFS serves the one it can (a krb5 export wants a ticket) */
+	snprintf(url, sizeof(url), "nfs://127.0.0.1%s/?%s", EXPORT_MANAGED,
+		 nh_env("NFS_URL_OPTS"));
+	nfs = nfs_init_context();
+	assert_non_null(nfs);
+	u = nfs_parse_url_dir(nfs, url);
+	assert_non_null(u);
+	assert_int_equal(nfs_mount(nfs, u->server, u->path), 0);
+	assert_int_equal(nfsv3_read(nfs, "/acc/user664", NULL), 0);
+	nfs_destroy_url(u);
+	nfs_destroy_context(nfs);
+
+	for (i = 0; i < 2; i++)
+		snprintf(want[i], sizeof(want[i]),
+			 "export %s is served over NFS only, not over CSI",
+			 nfs_only[i]);
+	log = fopen(nh_env("GANESHA_LOG"), "r");
+	assert_non_null(log);
+	while (fgets(line, sizeof(line), log))
+		for (i = 0; i < 2; i++)
+			said[i] |= strstr(line, want[i]) != NULL;
+	fclose(log);
+	assert_true(said[0] && said[1]);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -377,6 +465,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nfs_and_csi_agree),
 		cmocka_unit_test(test_lookup_search),
+		cmocka_unit_test(test_auth_none),
+		cmocka_unit_test(test_unenforceable_exports),
 	};
 
 	return cmocka_run_group_tests_name("fsal_dedup_csi_access", tests,

@@ -35,6 +35,8 @@ struct sc_rpc_client_opts {
 	 * (sc_rpc_auth_sys_self), as an NFS client sends its caller's.
 	 */
 	const struct sc_rpc_auth_sys *cred;
+	/* Send AUTH_NONE instead (cred unused): an export's SecType = none. */
+	bool auth_none;
 	/*
 	 * Connect from a port below 1024 (root only), as NFS clients do for
 	 * an export with PrivilegedPort ("secure").
