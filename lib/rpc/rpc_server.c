@@ -234,6 +234,12 @@ static void req_mem_free(struct sc_rpc_req_mem *m)
 	}
 }
 
+void sc_rpc_req_release(struct sc_rpc_request *rq)
+{
+	req_mem_free(rq->mem);
+	rq->mem = NULL;
+}
+
 static struct sc_rpc_req_pool *req_pool_new(void)
 {
 	struct sc_rpc_req_pool *p = calloc(1, sizeof(*p));

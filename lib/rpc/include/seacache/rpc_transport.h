@@ -115,6 +115,12 @@ struct sc_rpc_request {
  */
 void *sc_rpc_req_alloc(struct sc_rpc_request *rq, size_t n);
 
+/*
+ * Frees rq's sc_rpc_req_alloc memory, as the server does once the reply
+ * has left: for a caller that runs a service's handler itself (tests).
+ */
+void sc_rpc_req_release(struct sc_rpc_request *rq);
+
 struct sc_rpc_service {
 	uint32_t prog;			/* version is always CSI_VERS */
 	/*
