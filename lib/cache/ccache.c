@@ -239,9 +239,8 @@ static void *ccache_evict_one(struct sc_ccache *cc)
 }
 
 /*
- * A buffer for a block coming in: a new one below the limit, above it one
- * from free memory only, else the victim's (ccache.h says why); NULL if
- * none can be had and nothing is cached.
+ * A block allocation that may enter reclaim, marked as such: a shrinker
+ * called from inside it must not wait for the lock its caller holds.
  */
 static void *ccache_alloc_reclaiming(struct sc_ccache *cc)
 {
@@ -253,6 +252,11 @@ static void *ccache_alloc_reclaiming(struct sc_ccache *cc)
 	return buf;
 }
 
+/*
+ * A buffer for a block coming in: a new one below the limit, above it one
+ * from free memory only, else the victim's (ccache.h says why); NULL if
+ * none can be had and nothing is cached.
+ */
 static void *ccache_buffer(struct sc_ccache *cc)
 {
 	void *buf;
