@@ -657,6 +657,7 @@ static int test_csimap_budget_and_freshness(const struct sc_selftest_opts *o)
 	sc_memset(truth, 0xff, MAP_FILES * MAP_LBNS * sizeof(uint32_t));
 	sc_prng_seed(&rng, o->seed);
 	for (i = 0; i < o->random_ops; i++) {
+		sc_cond_resched();
 		f = sc_prng_below(&rng, MAP_FILES);
 		l = sc_prng_below(&rng, MAP_LBNS);
 		a = f * MAP_LBNS + l;
@@ -784,6 +785,7 @@ static int random_vs_model(const struct sc_selftest_opts *o,
 		goto out;
 	sc_prng_seed(&rng, o->seed ^ window);
 	for (i = 0; i < o->random_ops; i++) {
+		sc_cond_resched();
 		id = sc_prng_below(&rng, c.n);
 		at = model_find(&md, id);
 		share = 1 + sc_prng_below(&rng, 6);
@@ -1158,7 +1160,13 @@ unsigned int sc_selftest_run_all(const struct sc_selftest_opts *o)
 {
 	unsigned int i, failed = 0;
 
+	/*
+	 * The module's init runs them on one CPU of a kernel that may not
+	 * preempt: on a debug kernel under TCG a case takes a minute, which
+	 * without a rescheduling point in each long loop starves RCU.
+	 */
 	for (i = 0; i < sc_selftest_ncases; i++) {
+		sc_cond_resched();
 		if (sc_selftest_cases[i].run(o)) {
 			sc_log_err("selftest %s: FAILED", sc_selftest_cases[i].name);
 			failed++;
