@@ -71,6 +71,8 @@ struct scfs_sb_info {
 	struct path lower;		/* the lower root */
 	struct scfs_options opts;
 	struct scfs_transport *tr;
+	u8 uuid[16];			/* the host's registration (super.c) */
+	int uuid_slot;			/* its slot + 1; 0: none taken */
 	/*
 	 * The host, under host_srcu; NULL while the CSI service has not
 	 * answered HELLO (connect_work retries) and while a remount changes

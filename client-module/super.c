@@ -3,7 +3,7 @@
  * seacache.ko: the file system type, its mount options, the super block
  * and the host behind it, and the module's life.
  *
- *   mount -t seacache -o lower=DIR,server=ADDR,csi_port=N[,cache=SIZE,
+ *   mount -t seacache -o lower=DIR,server=ADDR[,csi_port=N,cache=SIZE,
  *         policy=SPEC,variant=NAME,peer=ADDR:PORT,csi_timeo=DS] none MOUNTPOINT
  *
  * One mount is one SeaCache host: one content cache for every file (every
@@ -11,6 +11,7 @@
  */
 #include <linux/fs_context.h>
 #include <linux/fs_parser.h>
+#include <linux/idr.h>
 #include <linux/inet.h>
 #include <linux/module.h>
 #include <linux/mount.h>
@@ -157,8 +158,10 @@ static int scfs_check_options(struct fs_context *fc, struct scfs_options *o)
 {
 	if (!o->lower)
 		return invalfc(fc, "lower= is missing: the directory of the NFS mount to stack on");
-	if (!o->server || !o->csi_port)
-		return invalfc(fc, "server= and csi_port= are needed: the CSI service's numeric address and TCP port");
+	if (!o->server)
+		return invalfc(fc, "server= is needed: the CSI service's numeric address");
+	if (!o->csi_port)
+		o->csi_port = SC_CSI_PORT;
 	if (scfs_parse_addr(fc->net_ns, o->server, o->csi_port, &o->server_addr))
 		return invalfc(fc, "server=%s: not a numeric IPv4 or IPv6 address",
 			       o->server);
@@ -186,12 +189,7 @@ static int scfs_host_start(struct super_block *sb)
 	struct sc_host *host;
 	int err;
 
-	/*
-	 * A mount is a host of its own (its own cache), so a UUID of its
-	 * own: a remount after a crash registers as a new host, and the
-	 * old one's lease runs out on the server.
-	 */
-	generate_random_uuid(c.uuid);
+	memcpy(c.uuid, sbi->uuid, sizeof(c.uuid));
 	scfs_transport_bind(sbi->tr, &c.tr);
 	scfs_transport_peer_addr(sbi->tr, &c.peer);
 	err = sc_host_create(&c, &host);
@@ -311,6 +309,33 @@ static const struct super_operations scfs_sops = {
 	.show_options = scfs_show_options,
 };
 
+/*
+ * A mount is a host of its own (its own cache), so it registers under a
+ * uuid of its own: that of the lowest slot no live mount holds, which is
+ * scfs_uuid_base with the slot in its last two bytes.  So a mount that
+ * follows an unmount, and a host restarted by a cache= remount or a
+ * reconnect, register again as the host they replace, and the server
+ * drops that registration at once instead of keeping it until its lease
+ * runs out (CSI_Max_Hosts_Per_Addr of those would refuse the next
+ * mount).  The base is drawn at module load: after a reboot or a reload
+ * the uuids are new, and the old ones' leases run out.
+ */
+static u8 scfs_uuid_base[16];
+static DEFINE_IDA(scfs_uuid_slots);
+
+static int scfs_uuid_take(struct scfs_sb_info *sbi)
+{
+	int slot = ida_alloc_max(&scfs_uuid_slots, U16_MAX, GFP_KERNEL);
+
+	if (slot < 0)
+		return slot;
+	sbi->uuid_slot = slot + 1;
+	memcpy(sbi->uuid, scfs_uuid_base, sizeof(sbi->uuid));
+	sbi->uuid[14] ^= slot >> 8;
+	sbi->uuid[15] ^= slot & 0xff;
+	return 0;
+}
+
 static int scfs_fill_super(struct super_block *sb, struct fs_context *fc)
 {
 	struct scfs_options *o = fc->fs_private;
@@ -336,6 +361,9 @@ static int scfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	if (err)
 		return err;
 	sbi->host_srcu_ready = true;
+	err = scfs_uuid_take(sbi);
+	if (err)
+		return err;
 	err = kern_path(sbi->opts.lower, LOOKUP_FOLLOW | LOOKUP_DIRECTORY,
 			&sbi->lower);
 	if (err)
@@ -420,6 +448,8 @@ static void scfs_kill_sb(struct super_block *sb)
 		cleanup_srcu_struct(&sbi->host_srcu);
 	path_put(&sbi->lower);
 	scfs_options_free(&sbi->opts);
+	if (sbi->uuid_slot)
+		ida_free(&scfs_uuid_slots, sbi->uuid_slot - 1);
 	kfree(sbi);
 }
 
@@ -532,7 +562,10 @@ MODULE_ALIAS_FS(SCFS_NAME);
 
 static int __init scfs_init(void)
 {
-	int err = scfs_inode_cache_init();
+	int err;
+
+	generate_random_uuid(scfs_uuid_base);
+	err = scfs_inode_cache_init();
 
 	if (err)
 		return err;

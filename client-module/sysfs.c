@@ -145,6 +145,8 @@ static ssize_t scfs_text_show(struct scfs_sb_info *sbi, const char *name,
 		return sysfs_emit(buf, "%llu\n", o->cache_bytes);
 	if (!strcmp(name, "server"))
 		return sysfs_emit(buf, "%s:%u\n", o->server, o->csi_port);
+	if (!strcmp(name, "host_uuid"))
+		return sysfs_emit(buf, "%pUb\n", sbi->uuid);
 	/* "connected" */
 	return sysfs_emit(buf, "%d\n", !!rcu_access_pointer(sbi->host));
 }
@@ -155,6 +157,7 @@ static struct attribute scfs_text_attrs[] = {
 	{ .name = "cache_bytes", .mode = 0444 },
 	{ .name = "server", .mode = 0444 },
 	{ .name = "connected", .mode = 0444 },
+	{ .name = "host_uuid", .mode = 0444 },
 };
 
 static bool scfs_is_text_attr(const struct attribute *attr)
@@ -194,7 +197,7 @@ static struct attribute *scfs_attrs[] = {
 	A(peer_served_bytes), A(peer_refused),
 	A(peer_conns_refused),
 	&scfs_text_attrs[0], &scfs_text_attrs[1], &scfs_text_attrs[2],
-	&scfs_text_attrs[3], &scfs_text_attrs[4],
+	&scfs_text_attrs[3], &scfs_text_attrs[4], &scfs_text_attrs[5],
 	NULL
 };
 

@@ -100,7 +100,11 @@ helper mount.seacache 10.0.0.5:/vdi "$vdi" -f -o csi_port=9
 expect_log "-f: nothing mounted" </dev/null
 
 helper mount.seacache 10.0.0.5:/vdi "$vdi" -o cache=1G
-refused "no csi_port" "csi_port= is needed"
+expect_log "no csi_port: seacache.ko's default" <<EOM
+mount [-t] [nfs] [-o] [vers=4.2] [10.0.0.5:/vdi] [$lower]
+mount [-i] [-t] [seacache] [-o] [lower=$lower,server=10.0.0.5,cache=1G] [10.0.0.5:/vdi] [$vdi]
+EOM
+rmdir "$lower"
 helper mount.seacache 10.0.0.5:/vdi "$vdi" -o csi_port=70000
 refused "csi_port out of range" "csi_port=70000: a TCP port, 1-65535"
 helper mount.seacache 10.0.0.5:/vdi "$vdi" -o csi_port=9,nfsvers=5

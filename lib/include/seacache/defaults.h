@@ -23,10 +23,11 @@
 
 /*
  * The CSI service's TCP port where nothing else is said: seacache-host's
- * --csi-port, the tests' and the lab's DEDUP { CSI_Port }.  The service
- * itself has no default port: CSI_Port = 0 (the default) keeps it off.
+ * --csi-port, seacache.ko's csi_port=, the packaged ganesha.conf's and
+ * the tests' and the lab's DEDUP { CSI_Port }.  The service itself has no
+ * default port: CSI_Port = 0 (the default) keeps it off.
  */
-#define SC_CSI_PORT 12050
+#define SC_CSI_PORT 20050
 
 /* Block size: a power of two in this range, fixed per store or cache. */
 #define SC_BLOCK_SIZE_MIN 4096u

@@ -17,6 +17,8 @@
 #     then; over 35 cycles that noise moves the slope by 1 to 2 KiB (KASAN's
 #     quarantine adds up to 4 KiB on the debug kernel).
 #   - debug kernels: kmemleak finds nothing (the guest's /init checks it).
+# First, a mount after an unmount registers under the same uuid, and two
+# mounts at once under two.
 # No WARN: the guest runs with panic_on_warn.
 set -eu
 . /test/files/guest-lib.sh
@@ -36,6 +38,23 @@ memory() {
 mount_lower
 $check image 4 262144 /tmp/x
 cp /tmp/x $lower/life
+
+# A mount registers as the host the mount before it was (its uuid), so
+# the server replaces that registration instead of keeping it for its
+# lease; two mounts at once are two hosts.
+scfs_mount $upper "$CSI_PORT"
+uuid=$(scfs_stat $upper host_uuid)
+umount $upper
+scfs_mount $upper "$CSI_PORT"
+[ "$(scfs_stat $upper host_uuid)" = "$uuid" ] ||
+	fail "a mount after an unmount registers under another uuid"
+[ "$(scfs_stat $upper connected)" = 1 ] || fail "the remount is not connected"
+scfs_mount $upper.2 "$CSI_PORT"
+[ "$(scfs_stat $upper.2 host_uuid)" != "$uuid" ] ||
+	fail "two mounts at once share a uuid"
+umount $upper.2
+umount $upper
+echo "SCFS-STAT host uuid kept across a remount: $uuid"
 i=1
 while [ $i -le "$cycles" ]; do
 	scfs_mount $upper "$CSI_PORT" "peer=10.0.2.15:7100"
