@@ -639,6 +639,17 @@ static unsigned int conn_slot(const struct sc_rpc_server *s,
 	return free_slot;
 }
 
+/* SC_RPC_KEEPALIVE_S's probes on fd: a dead peer's connection is closed. */
+static void keepalive_set(int fd)
+{
+	int one = 1, secs = SC_RPC_KEEPALIVE_S, probes = 3;
+
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &secs, sizeof(secs));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &secs, sizeof(secs));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof(probes));
+}
+
 static void accept_conns(struct sc_rpc_server *s)
 {
 	struct srv_conn *c;
@@ -668,6 +679,7 @@ static void accept_conns(struct sc_rpc_server *s)
 			continue;
 		}
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		keepalive_set(fd);
 		c->fd = fd;
 		c->slot = i;
 		c->refs = 1;
