@@ -88,10 +88,11 @@ test-kernel: deps-kernel build
 DEBUG_CHECKERS ?= kasan kcsan
 test-kernel-debug: deps-kernel build
 	@scripts/install-deps debug-kernel
-	@for c in $(DEBUG_CHECKERS); do \
+	@scale=$$(sed -n 's/^SEACACHE_GUEST_TIMEOUT_SCALE_MAX:STRING=//p' $(BUILD)/CMakeCache.txt); \
+	for c in $(DEBUG_CHECKERS); do \
 		kdir=$$(scripts/debug-kernel --checker $$c) || exit 1; \
 		echo "test-kernel-debug: the kernel tests on the $$c kernel"; \
-		SEACACHE_GUEST_KERNEL=$$kdir SEACACHE_GUEST_TIMEOUT_SCALE=3 \
+		SEACACHE_GUEST_KERNEL=$$kdir SEACACHE_GUEST_TIMEOUT_SCALE=$$scale \
 			ctest --test-dir $(BUILD) --output-on-failure -L kernel || exit 1; \
 	done
 
