@@ -566,7 +566,6 @@ static int __init scfs_init(void)
 
 	generate_random_uuid(scfs_uuid_base);
 	err = scfs_inode_cache_init();
-
 	if (err)
 		return err;
 	err = sc_block_mem_module_init();
