@@ -226,7 +226,7 @@ static void peer_conn_bound(struct socket *sock)
 	sock_set_keepalive(sk);
 	tcp_sock_set_keepidle(sk, SC_PEER_KEEPALIVE_S);
 	tcp_sock_set_keepintvl(sk, SC_PEER_KEEPALIVE_S);
-	tcp_sock_set_keepcnt(sk, 3);
+	tcp_sock_set_keepcnt(sk, SC_KEEPALIVE_PROBES);
 }
 
 static int peer_accept(void *arg)

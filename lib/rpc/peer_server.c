@@ -116,6 +116,7 @@ int sc_peer_server_start(const char *bind_addr, uint16_t port,
 						SC_PEER_MAX_CONNS_PER_ADDR,
 					.idle_ms = SC_PEER_IDLE_TIMEOUT_MS,
 					.record_ms = SC_PEER_RECORD_TIMEOUT_MS,
+					.keepalive_s = SC_PEER_KEEPALIVE_S,
 					.max_record = SC_PEER_MAX_REQUEST };
 	struct sc_peer_server *s;
 	int err;

@@ -362,6 +362,8 @@ int sc_rpc_server_new(const struct sc_rpc_server_opts *o,
 		s->o.idle_ms = SC_RPC_IDLE_TIMEOUT_MS;
 	if (!s->o.record_ms)
 		s->o.record_ms = SC_RPC_RECORD_TIMEOUT_MS;
+	if (!s->o.keepalive_s)
+		s->o.keepalive_s = SC_RPC_KEEPALIVE_S;
 	s->conn_limit = 1;
 	if (s->o.workers) {
 		if (!s->o.max_inflight_per_conn)
@@ -639,10 +641,10 @@ static unsigned int conn_slot(const struct sc_rpc_server *s,
 	return free_slot;
 }
 
-/* SC_RPC_KEEPALIVE_S's probes on fd: a dead peer's connection is closed. */
-static void keepalive_set(int fd)
+/* Keep-alive probes on fd: a dead peer's connection is closed. */
+static void keepalive_set(int fd, unsigned int keepalive_s)
 {
-	int one = 1, secs = SC_RPC_KEEPALIVE_S, probes = 3;
+	int one = 1, secs = (int)keepalive_s, probes = SC_KEEPALIVE_PROBES;
 
 	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
 	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &secs, sizeof(secs));
@@ -679,7 +681,7 @@ static void accept_conns(struct sc_rpc_server *s)
 			continue;
 		}
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		keepalive_set(fd);
+		keepalive_set(fd, s->o.keepalive_s);
 		c->fd = fd;
 		c->slot = i;
 		c->refs = 1;

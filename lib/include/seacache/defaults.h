@@ -116,13 +116,14 @@
  * one that began a record and did not send all of it within this long: a
  * stalled or slow-loris client holds a slot and a record's bytes only so
  * long.  One whose other end stops answering TCP keep-alives (sent after
- * KEEPALIVE_S idle seconds, KEEPALIVE_S apart, 3 unanswered) is closed
- * too, calls in flight or not: a host that died with calls open frees its
- * slot and their replies in under a minute.
+ * KEEPALIVE_S idle seconds, KEEPALIVE_S apart, PROBES unanswered) is
+ * closed too, calls in flight or not: a host that died with calls open
+ * frees its slot and their replies in under a minute.
  */
 #define SC_RPC_IDLE_TIMEOUT_MS 300000
 #define SC_RPC_RECORD_TIMEOUT_MS 30000
 #define SC_RPC_KEEPALIVE_S 10
+#define SC_KEEPALIVE_PROBES 3
 /* A peer read gives up fast (ms): the server has the block too. */
 #define SC_PEER_FETCH_TIMEOUT_MS 1000
 /*

@@ -175,6 +175,12 @@ struct sc_rpc_server_opts {
 	 * SC_RPC_IDLE_TIMEOUT_MS and SC_RPC_RECORD_TIMEOUT_MS.
 	 */
 	unsigned int idle_ms, record_ms;
+	/*
+	 * TCP keep-alives after keepalive_s idle seconds, keepalive_s
+	 * apart, SC_KEEPALIVE_PROBES unanswered close the connection; 0:
+	 * SC_RPC_KEEPALIVE_S.
+	 */
+	unsigned int keepalive_s;
 };
 
 struct sc_rpc_server_stats {
