@@ -58,11 +58,10 @@ static bool export_enforceable(struct gsh_export *exp, const char *pseudo)
 	struct glist_head *g;
 
 	glist_for_each(g, &exp->clients) {
-		exportlist_client_entry_t *c =
-			glist_entry(g, exportlist_client_entry_t, cle_list);
-
-		if (why == NULL)
-			why = perms_unenforceable(&c->client_perms);
+		if (why != NULL)
+			break;
+		why = perms_unenforceable(&glist_entry(g,
+			exportlist_client_entry_t, cle_list)->client_perms);
 	}
 	if (why == NULL)
 		return true;

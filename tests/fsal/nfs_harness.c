@@ -41,15 +41,20 @@ bool nh_is_dedup(void)
 	return strcmp(nh_env("GANESHA_FSAL"), "dedup") == 0;
 }
 
-/* uid < 0: as root, the client's default. */
-static struct nfs_context *mount_as(int version, bool autoreconnect, int uid, int gid)
+/* uid < 0: as root, the client's default; export NULL: ganesha-run's. */
+static struct nfs_context *mount_as(int version, bool autoreconnect, int uid, int gid,
+				    const char *export)
 {
 	char url[1024];
 	struct nfs_context *nfs;
 	struct nfs_url *u;
 
-	snprintf(url, sizeof(url), "%s/?%s%s", nh_env("NFS_URL_BASE"),
-		 nh_env("NFS_URL_OPTS"), version == 4 ? "&version=4" : "");
+	if (export)
+		snprintf(url, sizeof(url), "nfs://%s%s/?%s%s", nh_env("NFS_SERVER"),
+			 export, nh_env("NFS_URL_OPTS"), version == 4 ? "&version=4" : "");
+	else
+		snprintf(url, sizeof(url), "%s/?%s%s", nh_env("NFS_URL_BASE"),
+			 nh_env("NFS_URL_OPTS"), version == 4 ? "&version=4" : "");
 	nfs = nfs_init_context();
 	if (!nfs) {
 		fprintf(stderr, "nfs-harness: nfs_init_context failed\n");
@@ -85,12 +90,17 @@ static struct nfs_context *mount_as(int version, bool autoreconnect, int uid, in
 
 struct nfs_context *nh_try_mount(int version, bool autoreconnect)
 {
-	return mount_as(version, autoreconnect, -1, -1);
+	return mount_as(version, autoreconnect, -1, -1, NULL);
+}
+
+struct nfs_context *nh_try_mount_export(int version, const char *export)
+{
+	return mount_as(version, false, -1, -1, export);
 }
 
 struct nfs_context *nh_mount_user(int version, int uid, int gid)
 {
-	struct nfs_context *nfs = mount_as(version, false, uid, gid);
+	struct nfs_context *nfs = mount_as(version, false, uid, gid, NULL);
 
 	if (!nfs)
 		exit(1);

@@ -34,6 +34,8 @@ bool nh_is_dedup(void);
 struct nfs_context *nh_mount(int version);
 /* Like nh_mount, returning NULL and printing the reason on failure. */
 struct nfs_context *nh_try_mount(int version, bool autoreconnect);
+/* Like nh_try_mount, of another export of the server (its Pseudo path). */
+struct nfs_context *nh_try_mount_export(int version, const char *export);
 /* Like nh_mount, as user UID and group GID (AUTH_SYS; v4: a client of its own). */
 struct nfs_context *nh_mount_user(int version, int uid, int gid);
 void nh_umount(struct nfs_context *nfs);

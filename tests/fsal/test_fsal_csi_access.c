@@ -401,9 +401,8 @@ static void test_auth_none(void **state)
 static void test_unenforceable_exports(void **state)
 {
 	static const char *const nfs_only[] = { EXPORT_MANAGED, EXPORT_KRB5 };
-	char url[512], line[1024], want[2][128];
+	char line[1024], want[2][128];
 	struct nfs_context *nfs;
-	struct nfs_url *u;
 	bool said[2] = { false, false };
 	unsigned int i;
 	FILE *log;
@@ -417,16 +416,10 @@ static void test_unenforceable_exports(void **state)
 		sc_rpc_client_close(c);
 	}
 	/* NFS serves the one it can (a krb5 export wants a ticket) */
-	snprintf(url, sizeof(url), "nfs://127.0.0.1%s/?%s", EXPORT_MANAGED,
-		 nh_env("NFS_URL_OPTS"));
-	nfs = nfs_init_context();
+	nfs = nh_try_mount_export(3, EXPORT_MANAGED);
 	assert_non_null(nfs);
-	u = nfs_parse_url_dir(nfs, url);
-	assert_non_null(u);
-	assert_int_equal(nfs_mount(nfs, u->server, u->path), 0);
 	assert_int_equal(nfsv3_read(nfs, "/acc/user664", NULL), 0);
-	nfs_destroy_url(u);
-	nfs_destroy_context(nfs);
+	nh_umount(nfs);
 
 	for (i = 0; i < 2; i++)
 		snprintf(want[i], sizeof(want[i]),
