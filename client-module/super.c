@@ -26,19 +26,15 @@
 
 #include "seacache.h"
 
-#define SCFS_CACHE_DEFAULT (256ull << 20)
-#define SCFS_CACHE_MIN (64ull << 10)
 /* How often an unreachable CSI service is tried again, at most. */
 #define SCFS_CONNECT_RETRY_MAX (60 * HZ)
 /*
- * A call's tries after the transport failed to connect (back-off 10, 20,
- * 40 ms), then the service is marked down (the host's fail_fast): every
- * I/O goes to the lower NFS file at once until the idle work's probe is
- * answered.  A call unanswered by its deadline (csi_timeo=) marks it
- * down without another try.  So a dead or silent CSI service costs a VM
- * one deadline at most, not one per I/O.
+ * After SC_HOST_MOUNT_IO_RETRIES failed connects the service is marked
+ * down (the host's fail_fast): every I/O goes to the lower NFS file at
+ * once until the idle work's probe is answered.  A call unanswered by its
+ * deadline (csi_timeo=) marks it down without another try.  So a dead or
+ * silent CSI service costs a VM one deadline at most, not one per I/O.
  */
-#define SCFS_IO_RETRIES 3
 /* csi_timeo= in tenths of a second, as NFS's timeo=, up to 10 min */
 #define SCFS_CSI_TIMEO_DEFAULT (SC_CSI_FALLBACK_TIMEOUT_MS / 100)
 #define SCFS_CSI_TIMEO_MAX 6000
@@ -124,7 +120,7 @@ static int scfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 		char *end;
 
 		o->cache_bytes = memparse(param->string, &end);
-		if (*end || o->cache_bytes < SCFS_CACHE_MIN)
+		if (*end || o->cache_bytes < SC_HOST_CACHE_BYTES_MIN)
 			return invalfc(fc, "cache=%s: a size of at least 64K (suffixes K, M, G)",
 				       param->string);
 		return 0;
@@ -183,7 +179,7 @@ static int scfs_host_start(struct super_block *sb)
 		.cache_blocks = sbi->opts.cache_bytes >> 12,
 		.policy = sbi->opts.policy,
 		.block_mem = &sbi->block_mem,
-		.io_retries = SCFS_IO_RETRIES,
+		.io_retries = SC_HOST_MOUNT_IO_RETRIES,
 		.fail_fast = true,
 	};
 	struct sc_host *host;
@@ -537,7 +533,7 @@ static int scfs_init_fs_context(struct fs_context *fc)
 	if (!o)
 		return -ENOMEM;
 	if (fc->purpose != FS_CONTEXT_FOR_RECONFIGURE) {
-		o->cache_bytes = SCFS_CACHE_DEFAULT;
+		o->cache_bytes = SC_HOST_CACHE_BYTES_DEFAULT;
 		o->csi_timeo = SCFS_CSI_TIMEO_DEFAULT;
 		o->variant = SC_VARIANT_SEACACHE;
 		o->policy = kstrdup(SC_HOST_POLICY_DEFAULT, GFP_KERNEL);

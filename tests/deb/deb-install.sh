@@ -132,10 +132,11 @@ echo "ok: apt-get install of the five packages, offline"
 in_root ldd "$vfs_dir/libfsaldedup.so" | grep 'not found' && fail "libfsaldedup.so: a library is missing"
 in_root seacachectl --help 2>&1 | grep -q '^usage: seacachectl' || fail "seacachectl does not run"
 in_root seacache-host --help 2>&1 | grep -q '^usage: seacache-host' || fail "seacache-host does not run"
+in_root seacache-fuse --help 2>&1 | grep -q '^usage: seacache-fuse' || fail "seacache-fuse does not run"
 in_root seacache-dedupbox --help 2>&1 | grep -q 'side' || fail "seacache-dedupbox does not run"
 in_root mount -f -v -t seacache 127.0.0.1:/seacache /mnt -o csi_port=20050 >"$work/mount.log" 2>&1 ||
 	{ cat "$work/mount.log" >&2; fail "mount -f -t seacache: mount.seacache did not accept the mount"; }
-echo "ok: seacachectl, seacache-host, seacache-dedupbox run; mount -t seacache runs mount.seacache"
+echo "ok: seacachectl, seacache-host, seacache-fuse, seacache-dedupbox run; mount -t seacache runs mount.seacache"
 
 # Debian's ganesha.nfsd with the packaged example configuration as it is:
 # it loads libfsaldedup.so from its default FSAL directory and serves the

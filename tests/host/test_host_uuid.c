@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "host_uuid.h"
+#include <seacache/host_uuid.h>
 
 static char dir[] = "/tmp/host-uuid-XXXXXX";
 

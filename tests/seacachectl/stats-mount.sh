@@ -93,5 +93,5 @@ refused "no mount point" "^seacachectl: $r/plain is not a mount point (give the 
 mkdir "$vdi/sub"
 refused "a directory inside the mount" "^seacachectl: $vdi/sub is not a mount point" "$vdi/sub"
 refused "no such directory" "^seacachectl: $r/gone: No such file or directory$" "$r/gone"
-refused "statistics missing" "^seacachectl: $r/sys/0:57: No such file or directory (where seacache.ko keeps the mount's statistics)$" "$r/nostats"
+refused "statistics missing" "^seacachectl: $r/sys/0:57: No such file or directory (where the mount keeps its statistics)$" "$r/nostats"
 SEACACHE_MOUNTINFO=$r/none refused "no mountinfo" "^seacachectl: $r/none: No such file or directory$" "$vdi"

@@ -15,7 +15,7 @@
 #include <seacache/host_transport.h>
 
 #include "backends.h"
-#include "host_uuid.h"
+#include <seacache/host_uuid.h>
 
 struct csi_backend {
 	struct host_paths paths;

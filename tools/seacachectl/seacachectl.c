@@ -6,7 +6,7 @@
  *   seacachectl stats --server HOST:PORT [--json|--prometheus]
  *                                         a running CSI service's counters
  *   seacachectl stats --mount DIR [--json|--prometheus]
- *                                         a seacache.ko mount's statistics
+ *                                         a mounted host's statistics
  *   seacachectl fsck STORE [--repair] [--json]
  *   seacachectl gc STORE [--json]         reclaim dead chunks now
  *   seacachectl defaults [NAME...] [--json]
@@ -57,8 +57,9 @@ static void usage(FILE *out)
 		"  stats --server HOST:PORT\n"
 		"                     the counters of a running CSI service (DEDUP {\n"
 		"                     CSI_Port }), server-wide and per registered host\n"
-		"  stats --mount DIR  the statistics of the seacache.ko mount on DIR\n"
-		"                     (/sys/fs/seacache/MAJOR:MINOR/, one value a file)\n"
+		"  stats --mount DIR  the statistics of the seacache.ko or seacache-fuse\n"
+		"                     mount on DIR (/sys/fs/seacache/MAJOR:MINOR/ or\n"
+		"                     " SC_FUSE_STATS_DIR "/MAJOR:MINOR/, one value a file)\n"
 		"  fsck STORE         check every reference count, block map entry,\n"
 		"                     CSI-Map entry and chunk hash; exit status 0 clean,\n"
 		"                     1 problems repaired, 4 problems left, 8 could not run\n"
@@ -139,6 +140,9 @@ static const struct named_default defaults[] = {
 	D(SC_PEER_KEEPALIVE_S),
 	D(SC_PEER_REPLY_SLACK),
 	D(SC_PEER_POOL_SIZE),
+	D(SC_HOST_CACHE_BYTES_DEFAULT),
+	D(SC_HOST_CACHE_BYTES_MIN),
+	D(SC_HOST_MOUNT_IO_RETRIES),
 };
 #undef D
 
@@ -556,7 +560,7 @@ static int cmd_stats_server(const char *addr, bool json, bool prom)
 	return EXIT_CLEAN;
 }
 
-/* ---- stats --mount: a seacache.ko mount's files in sysfs ---------------- */
+/* ---- stats --mount: a seacache.ko or seacache-fuse mount's files ------- */
 
 /*
  * /proc/self/mountinfo and seacache.ko's sysfs directory, or a test's
@@ -593,7 +597,7 @@ static void unescape_octal(char *s)
  * one directory the last listed is on top.
  */
 static int mount_device(const char *dir, char **realp, char *dev,
-			size_t devlen)
+			size_t devlen, bool *fuse)
 {
 	const char *path = env_or("SEACACHE_MOUNTINFO", "/proc/self/mountinfo");
 	char *real = realpath(dir, NULL), *line = NULL, fstype[64] = "";
@@ -631,7 +635,8 @@ static int mount_device(const char *dir, char **realp, char *dev,
 	}
 	free(line);
 	fclose(f);
-	if (strcmp(fstype, SEACACHE_FSTYPE)) {
+	*fuse = !strcmp(fstype, SC_FUSE_FSTYPE);
+	if (strcmp(fstype, SEACACHE_FSTYPE) && !*fuse) {
 		if (*fstype)
 			fprintf(stderr, "seacachectl: %s is not a seacache mount (%s is mounted there)\n",
 				real, fstype);
@@ -704,7 +709,7 @@ static int mount_stats_read(const char *dir, const char *mnt,
 
 	memset(ms, 0, sizeof(*ms));
 	if (n < 0) {
-		fprintf(stderr, "seacachectl: %s: %s (where seacache.ko keeps the mount's statistics)\n",
+		fprintf(stderr, "seacachectl: %s: %s (where the mount keeps its statistics)\n",
 			dir, strerror(errno));
 		goto out;
 	}
@@ -756,14 +761,16 @@ out:
 
 static int cmd_stats_mount(const char *dir_arg, bool json, bool prom)
 {
-	const char *root = env_or("SEACACHE_SYSFS_ROOT", "/sys/fs/seacache");
 	char dev[32], dir[4096], *mnt;
 	struct mount_stats ms;
-	int rc = mount_device(dir_arg, &mnt, dev, sizeof(dev));
+	bool fuse;
+	int rc = mount_device(dir_arg, &mnt, dev, sizeof(dev), &fuse);
 
 	if (rc)
 		return rc;
-	snprintf(dir, sizeof(dir), "%s/%s", root, dev);
+	snprintf(dir, sizeof(dir), "%s/%s",
+		 fuse ? env_or("SEACACHE_FUSE_STATS_ROOT", SC_FUSE_STATS_DIR) :
+			env_or("SEACACHE_SYSFS_ROOT", "/sys/fs/seacache"), dev);
 	rc = mount_stats_read(dir, mnt, &ms);
 	if (rc) {
 		free(mnt);

@@ -157,7 +157,26 @@
 
 /* ---- a host ------------------------------------------------------------- */
 
+/*
+ * A mounted host's content cache (seacache.ko's and seacache-fuse's
+ * cache=), in bytes: the default and the least it takes.
+ */
+#define SC_HOST_CACHE_BYTES_DEFAULT (256ull << 20)
+#define SC_HOST_CACHE_BYTES_MIN (64ull << 10)
+/*
+ * A mounted host's tries of one call after the transport failed to
+ * connect (back-off 10, 20, 40 ms), before it marks the service down and
+ * sends its I/O to NFS: it has NFS to go to, so it waits little.
+ */
+#define SC_HOST_MOUNT_IO_RETRIES 3
 /* The content cache's eviction policy when none is given. */
 #define SC_HOST_POLICY_DEFAULT "elru:16"
+/*
+ * seacache-fuse's file system type in /proc/self/mountinfo, and where it
+ * keeps each mount's statistics (DIR/<major:minor>/, one value a file, as
+ * seacache.ko's /sys/fs/seacache/<major:minor>/): seacachectl finds them.
+ */
+#define SC_FUSE_FSTYPE "fuse.seacache-fuse"
+#define SC_FUSE_STATS_DIR "/run/seacache-fuse"
 
 #endif

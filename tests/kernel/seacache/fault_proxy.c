@@ -31,6 +31,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -194,6 +195,18 @@ static void *relay_requests(void *arg)
 	return NULL;
 }
 
+/*
+ * A record is relayed in pieces (header, then body): without this, Nagle
+ * holds the second piece for the peer's delayed ACK, 40 ms a call, which
+ * the hosts' own connections (TCP_NODELAY) never wait.
+ */
+static void no_delay(int fd)
+{
+	int one = 1;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
 static int connect_target(void)
 {
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -203,6 +216,8 @@ static int connect_target(void)
 		close(fd);
 		fd = -1;
 	}
+	if (fd >= 0)
+		no_delay(fd);
 	return fd;
 }
 
@@ -280,6 +295,8 @@ int main(int argc, char **argv)
 		if (!c)
 			return 1;
 		c->client = accept(lfd, NULL, NULL);
+		if (c->client >= 0)
+			no_delay(c->client);
 		if (c->client < 0 ||
 		    pthread_create(&t, NULL, serve, c)) {
 			if (c->client >= 0)

@@ -7,7 +7,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "host_uuid.h"
+#include "seacache/host_uuid.h"
 
 #define UUID_HEX (2 * CSI_HOST_UUID_SIZE)
 
