@@ -9,7 +9,7 @@ LAB_ARGS   ?=
 FUZZ_SECONDS ?= 600
 
 .PHONY: all deps deps-kernel deps-test build build-asan test test-unit test-kernel test-kernel-debug \
-	test-fsal crash-test lab bench bench-fsal bench-kernel bench-storms checkpatch fuzz clean help sim-plots module dkms-source deb
+	test-fsal crash-test lab bench bench-fsal bench-kernel bench-fuse bench-storms checkpatch fuzz clean help sim-plots module dkms-source deb
 
 all: build
 
@@ -30,11 +30,12 @@ help:
 	@echo "make bench        speed and memory of the core, the CSI codec and transport, the dedup"
 	@echo "                  store (dstore-bench), NFS over FSAL_VFS vs FSAL_DEDUP and the CSI"
 	@echo "                  service's READ targets (csi-service-bench), the simulator's trace replay beside libCacheSim's"
-	@echo "                  and seacache.ko against plain NFS in a guest (bench-kernel)"
+	@echo "                  seacache.ko against plain NFS in a guest (bench-kernel), seacache-fuse against bindfs (bench-fuse)"
 	@echo "make bench-fsal   NFS over FSAL_VFS vs FSAL_DEDUP only (scripts/fsal-bench)"
 	@echo "make bench-storms the lab's boot, scan and patch storms, Baseline against SeaCache, $(STORM_ROUNDS)"
 	@echo "                  interleaved rounds: median, range and ratio to the Baseline per round"
 	@echo "make bench-kernel seacache.ko against the plain NFS mount in a QEMU guest, as ratios"
+	@echo "make bench-fuse   seacache-fuse's cached 4 KiB O_DIRECT random reads against bindfs over tmpfs"
 	@echo "make sim-plots    seacache-sim on a generated VDI workload: CSV and paper-style PNGs in plots/"
 	@echo "make checkpatch   kernel style check of everything compiled into a module"
 	@echo "make module       seacache.ko for Debian's 6.1 headers, in $(BUILD)/kmod/seacache/"
@@ -120,6 +121,7 @@ bench: build
 	scripts/fsal-bench --build $(BUILD)
 	$(BUILD)/tools/bench/csi-service-bench
 	scripts/bench-kernel --build $(BUILD)
+	scripts/bench-fuse --build $(BUILD)
 	$(MAKE) bench-storms
 
 # Storm latency against the Baseline (the target: at or below it, so that
@@ -137,6 +139,9 @@ bench-fsal: build
 
 bench-kernel: deps-kernel build
 	scripts/bench-kernel --build $(BUILD)
+
+bench-fuse: build
+	scripts/bench-fuse --build $(BUILD)
 
 sim-plots: build
 	@scripts/install-deps sim
