@@ -35,9 +35,8 @@
  * deadline (csi_timeo=) marks it down without another try.  So a dead or
  * silent CSI service costs a VM one deadline at most, not one per I/O.
  */
-/* csi_timeo= in tenths of a second, as NFS's timeo=, up to 10 min */
+/* csi_timeo= in tenths of a second, as NFS's timeo= */
 #define SCFS_CSI_TIMEO_DEFAULT (SC_CSI_FALLBACK_TIMEOUT_MS / 100)
-#define SCFS_CSI_TIMEO_MAX 6000
 /* Leases and eviction notices: well inside the shortest lease. */
 #define SCFS_IDLE_PERIOD HZ
 
@@ -137,9 +136,9 @@ static int scfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 		text = &o->peer;
 		break;
 	case Opt_csi_timeo:
-		if (!res.uint_32 || res.uint_32 > SCFS_CSI_TIMEO_MAX)
+		if (!res.uint_32 || res.uint_32 > SC_HOST_CSI_TIMEO_MAX)
 			return invalfc(fc, "csi_timeo=%u: tenths of a second a CSI call may take, 1-%u",
-				       res.uint_32, SCFS_CSI_TIMEO_MAX);
+				       res.uint_32, SC_HOST_CSI_TIMEO_MAX);
 		o->csi_timeo = res.uint_32;
 		return 0;
 	}

@@ -209,15 +209,16 @@ static bool opts_check(struct sf_opts *o, struct sf_cmdline *cl)
 		return false;
 	}
 	if (o->peer && (!strrchr(o->peer, ':') ||
-			atoi(strrchr(o->peer, ':') + 1) <= 0)) {
+			atoi(strrchr(o->peer, ':') + 1) <= 0 ||
+			atoi(strrchr(o->peer, ':') + 1) > 65535)) {
 		fprintf(stderr, "seacache-fuse: peer=%s: ADDR:PORT\n", o->peer);
 		return false;
 	}
 	if (!o->csi_timeo)
 		o->csi_timeo = SC_CSI_FALLBACK_TIMEOUT_MS / 100;
-	if (o->csi_timeo > 6000) {
-		fprintf(stderr, "seacache-fuse: csi_timeo=%u: 1 to 6000 tenths of a second\n",
-			o->csi_timeo);
+	if (o->csi_timeo > SC_HOST_CSI_TIMEO_MAX) {
+		fprintf(stderr, "seacache-fuse: csi_timeo=%u: 1 to %u tenths of a second\n",
+			o->csi_timeo, SC_HOST_CSI_TIMEO_MAX);
 		return false;
 	}
 	if (!o->nfs_conns)

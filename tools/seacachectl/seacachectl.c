@@ -143,6 +143,7 @@ static const struct named_default defaults[] = {
 	D(SC_HOST_CACHE_BYTES_DEFAULT),
 	D(SC_HOST_CACHE_BYTES_MIN),
 	D(SC_HOST_MOUNT_IO_RETRIES),
+	D(SC_HOST_CSI_TIMEO_MAX),
 };
 #undef D
 

@@ -169,6 +169,11 @@
  * sends its I/O to NFS: it has NFS to go to, so it waits little.
  */
 #define SC_HOST_MOUNT_IO_RETRIES 3
+/*
+ * A mounted host's csi_timeo=, in tenths of a second as NFS's timeo=: at
+ * most 10 minutes (the default is SC_CSI_FALLBACK_TIMEOUT_MS).
+ */
+#define SC_HOST_CSI_TIMEO_MAX 6000
 /* The content cache's eviction policy when none is given. */
 #define SC_HOST_POLICY_DEFAULT "elru:16"
 /*
